@@ -1,0 +1,30 @@
+// The plan directory of DESIGN.md: manifest.json and one rank-NNNNN.json per rank.
+// Writing is atomic: everything goes to a temporary sibling directory that is renamed over the
+// target only when complete. Reading validates every field and throws InputError naming the
+// file, the JSON pointer and the problem.
+#pragma once
+
+#include "ir/plan.h"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace commfit {
+
+// "rank-00003.json": five digits, more when ranks > 99999.
+std::string rank_file_name(Rank rank, Rank ranks);
+
+std::string manifest_json(const Manifest& m);
+std::string rank_schedule_json(const RankSchedule& r);
+
+Manifest parse_manifest(std::string_view text, const std::string& file);
+RankSchedule parse_rank_schedule(std::string_view text, const std::string& file);
+
+Manifest read_manifest(const std::filesystem::path& dir);
+RankSchedule read_rank_schedule(const std::filesystem::path& file);
+Plan read_plan_dir(const std::filesystem::path& dir);
+
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir);
+
+}  // namespace commfit

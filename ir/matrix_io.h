@@ -1,0 +1,38 @@
+// Reading the communication matrix: the JSON format of DESIGN.md (schemas/matrix.schema.json)
+// and Matrix Market coordinate files (.mtx). Every problem is an InputError naming the file,
+// the place (JSON pointer or line) and what is wrong; limits are checked before allocating.
+#pragma once
+
+#include "ir/comm_matrix.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace commfit {
+
+struct MatrixFile {
+  CommMatrix matrix;
+  nlohmann::json topology;   // the file's "topology" default (null when absent)
+  nlohmann::json cost;       // the file's "cost" default (null when absent)
+};
+
+inline constexpr std::size_t kMaxInputBytes = std::size_t{1} << 32;   // 4 GiB
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses by content; `file` is used in messages and for the default name.
+MatrixFile parse_matrix_json(std::string_view text, const std::string& file);
+MatrixFile parse_matrix_market(std::string_view text, const std::string& file);
+
+// Reads a file, choosing the format by extension (.mtx = Matrix Market, else JSON).
+MatrixFile read_matrix(const std::filesystem::path& path);
+
+// Reads a whole file with a size limit; throws InputError when unreadable or too large.
+std::string read_text_file(const std::filesystem::path& path, std::size_t limit = kMaxInputBytes);
+
+// Writes a matrix as JSON (sparse "messages" triplets); used by generators and tests.
+std::string matrix_json(const CommMatrix& m);
+
+}  // namespace commfit

@@ -1,0 +1,80 @@
+// Plan: the lowered, per-rank form of a schedule, exactly what the plan files of DESIGN.md
+// ("Output: the plan") hold and what the executor replays. Rank r's steps say, phase by phase,
+// which pieces r sends, receives or copies and where each piece lives on r.
+#pragma once
+
+#include "ir/schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commfit {
+
+enum class Op : std::uint8_t { send, recv, copy };
+enum class Buffer : std::uint8_t { send, recv, stage };
+
+inline constexpr Bytes kNoStage = ~Bytes{0};
+
+struct Step {
+  Phase phase = 0;
+  Op op = Op::send;
+  Buffer buffer = Buffer::send;
+  Rank peer = 0;          // the other rank (== this rank for copy)
+  Rank src = 0;           // original message src -> dst
+  Rank dst = 0;
+  Bytes offset = 0;       // byte range [offset, offset + bytes) of that message
+  Bytes bytes = 0;
+  Bytes stage_offset = kNoStage;  // only for buffer == stage
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+struct PeerBytes {
+  Rank peer = 0;
+  Bytes bytes = 0;
+  friend bool operator==(const PeerBytes&, const PeerBytes&) = default;
+};
+
+struct RankSchedule {
+  Rank rank = 0;
+  Rank ranks = 0;
+  Phase phases = 0;
+  std::string matrix_fingerprint;
+  Bytes staging_bytes = 0;
+  std::vector<PeerBytes> sends;   // row `rank` of COM, nonzero, in peer order (self included)
+  std::vector<PeerBytes> recvs;   // column `rank` of COM, nonzero, in peer order (self included)
+  std::vector<Step> steps;        // in phase order; within a phase: recv, send, copy
+};
+
+struct CostSummary {
+  double tau_s = 0;
+  double bandwidth_Bps = 0;
+  double estimate_s = 0;
+  double lower_bound_s = 0;
+};
+
+struct Manifest {
+  Rank ranks = 0;
+  Phase phases = 0;
+  std::string strategy;
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
+  std::string matrix_fingerprint;
+  CostSummary cost;
+  Bytes staging_bytes_max = 0;
+  std::string planner;
+};
+
+struct Plan {
+  Manifest manifest;
+  std::vector<RankSchedule> ranks;   // ranks[r].rank == r
+};
+
+const char* to_string(Op op);
+const char* to_string(Buffer b);
+
+// Order of steps inside a rank schedule: (phase, op recv<send<copy, peer, src, dst, offset).
+bool step_less(const Step& a, const Step& b);
+
+}  // namespace commfit
