@@ -1,1 +1,53 @@
-int main() { return 0; }
+// commfit: a scheduling compiler for irregular MPI communication.
+#include "ir/error.h"
+#include "planner/commands.h"
+#include "planner/passes.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace commfit;
+  CLI::App app{"commfit " COMMFIT_VERSION
+               ": plans an irregular all-to-many exchange once, offline, into per-rank schedules\n"
+               "that the commfit executor replays inside an MPI job as a drop-in for MPI_Alltoallv."};
+  app.set_version_flag("--version", "commfit " COMMFIT_VERSION);
+  bool list_passes = false;
+  app.add_flag("--list-passes", list_passes, "List strategies, passes and decomposition algorithms");
+  Runner run;
+  add_plan_command(app, run);
+  add_verify_command(app, run);
+  add_stats_command(app, run);
+  add_show_command(app, run);
+  app.require_subcommand(0, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (list_passes) {
+    std::fputs(list_passes_text().c_str(), stdout);
+    return 0;
+  }
+  if (!run) {
+    std::cout << app.help();
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "commfit: error: %s\n", e.what());
+    return 2;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "commfit: error: %s\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "commfit: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "commfit: error: out of memory\n");
+    return 1;
+  }
+}

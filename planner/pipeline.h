@@ -2,6 +2,7 @@
 // (pipeline.cpp); the pass table (passes.h) names them for --list-passes and the help text.
 #pragma once
 
+#include "ir/cost_model.h"
 #include "ir/plan.h"
 
 #include <cstdint>
@@ -9,11 +10,6 @@
 #include <vector>
 
 namespace commfit {
-
-struct CostOptions {
-  double tau_s = 2e-6;            // per-message start-up time
-  double bandwidth_Bps = 1e10;    // 1 / mu
-};
 
 struct PlanOptions {
   std::string strategy = "direct";   // direct (more strategies land with their issues)
@@ -26,7 +22,7 @@ struct PlanOptions {
 struct PlanReport {
   std::int64_t h = 0;                // max fan-in / fan-out (network messages)
   Bytes t = 0;                       // max bytes sent or received by one rank
-  std::vector<std::string> log;      // one line per pass run (with --verify-each: "verified")
+  std::vector<std::string> log;      // one line per pass run: name, seconds, and "verified" with --verify-each
 };
 
 // Runs the strategy's passes, lowers, verifies; throws UsageError for options it cannot honour.

@@ -1,0 +1,318 @@
+#include "backends/plan_dir.h"
+
+#include "ir/error.h"
+#include "ir/matrix_io.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+namespace commfit {
+namespace {
+
+using json = nlohmann::json;
+
+// Strict reading of one JSON object: every field is named once, unknown fields are errors.
+class Fields {
+ public:
+  Fields(const json& obj, std::string file, std::string place)
+      : obj_(obj), file_(std::move(file)), place_(std::move(place)) {
+    if (!obj_.is_object()) throw InputError(file_, place_.empty() ? "/" : place_, "expected an object");
+  }
+  const json& need(const char* key) {
+    used_.insert(key);
+    if (!obj_.contains(key)) throw InputError(file_, place_.empty() ? "/" : place_, std::string("missing required field \"") + key + "\"");
+    return obj_.at(key);
+  }
+  const json* maybe(const char* key) {
+    used_.insert(key);
+    return obj_.contains(key) ? &obj_.at(key) : nullptr;
+  }
+  std::string at(const char* key) const { return place_ + "/" + key; }
+  std::uint64_t uint(const char* key, std::uint64_t max = ~std::uint64_t{0}) { return as_uint(need(key), at(key), max); }
+  std::uint64_t as_uint(const json& v, const std::string& place, std::uint64_t max) const {
+    if (!v.is_number_unsigned()) throw InputError(file_, place, "expected a non-negative integer, got " + v.dump());
+    const auto x = v.get<std::uint64_t>();
+    if (x > max) throw InputError(file_, place, v.dump() + " is out of range (at most " + std::to_string(max) + ")");
+    return x;
+  }
+  double number(const char* key) {
+    const json& v = need(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>())) throw InputError(file_, at(key), "expected a number, got " + v.dump());
+    return v.get<double>();
+  }
+  std::string string(const char* key) {
+    const json& v = need(key);
+    if (!v.is_string()) throw InputError(file_, at(key), "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  void expect(const char* key, const char* value) {
+    const json& v = need(key);
+    if (!v.is_string() || v.get<std::string>() != value) throw InputError(file_, at(key), std::string("expected \"") + value + "\", got " + v.dump());
+  }
+  void version() {
+    const json& v = need("version");
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() != 1)
+      throw InputError(file_, at("version"), "unsupported version " + v.dump() + " (this commfit reads version 1)");
+  }
+  void no_others() const {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!used_.count(it.key())) throw InputError(file_, place_ + "/" + it.key(), "unknown field");
+  }
+
+ private:
+  const json& obj_;
+  std::string file_, place_;
+  std::set<std::string> used_;
+};
+
+json parse_json(std::string_view text, const std::string& file) {
+  int depth_limit = kMaxJsonDepth;
+  auto guard = [&](int depth, json::parse_event_t, json&) {
+    if (depth > depth_limit) throw InputError(file, "", "nesting deeper than " + std::to_string(depth_limit) + " levels");
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), guard);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("parse error"); p != std::string::npos)
+      if (auto q = what.find(": ", p); q != std::string::npos) what = what.substr(q + 2);
+    throw InputError(file, "byte " + std::to_string(e.byte), "invalid JSON: " + what);
+  }
+}
+
+const char* fingerprint_problem(const std::string& fp) {
+  if (fp.size() != 71 || fp.rfind("sha256:", 0) != 0) return "expected \"sha256:\" and 64 hex digits";
+  for (std::size_t k = 7; k < fp.size(); ++k)
+    if (!std::isxdigit(static_cast<unsigned char>(fp[k])) || std::isupper(static_cast<unsigned char>(fp[k])))
+      return "expected \"sha256:\" and 64 lower-case hex digits";
+  return nullptr;
+}
+
+std::vector<PeerBytes> peer_list(const json& v, const std::string& file, const std::string& place, Rank ranks, const Fields& f) {
+  if (!v.is_array()) throw InputError(file, place, "expected an array of [peer, bytes]");
+  std::vector<PeerBytes> out;
+  out.reserve(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const std::string at = place + "/" + std::to_string(k);
+    if (!v[k].is_array() || v[k].size() != 2) throw InputError(file, at, "expected [peer, bytes]");
+    const auto peer = static_cast<Rank>(f.as_uint(v[k][0], at + "/0", static_cast<std::uint64_t>(ranks) - 1));
+    const Bytes bytes = f.as_uint(v[k][1], at + "/1", kMaxMessageBytes);
+    if (bytes == 0) throw InputError(file, at + "/1", "zero entries are not listed");
+    if (!out.empty() && peer <= out.back().peer) throw InputError(file, at + "/0", "peers must be listed in increasing order");
+    out.push_back({peer, bytes});
+  }
+  return out;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw UsageError("cannot create " + path.string());
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw UsageError("cannot write " + path.string() + " (disk full?)");
+}
+
+}  // namespace
+
+std::string rank_file_name(Rank rank, Rank ranks) {
+  int digits = 5;
+  for (std::int64_t cap = 99999; ranks - 1 > cap; cap = cap * 10 + 9) ++digits;
+  std::string num = std::to_string(rank);
+  if (static_cast<int>(num.size()) < digits) num.insert(0, static_cast<std::size_t>(digits) - num.size(), '0');
+  return "rank-" + num + ".json";
+}
+
+std::string manifest_json(const Manifest& m) {
+  nlohmann::ordered_json j;
+  j["format"] = "commfit-plan";
+  j["version"] = 1;
+  j["ranks"] = m.ranks;
+  j["phases"] = m.phases;
+  j["strategy"] = m.strategy;
+  j["options"] = m.options;
+  j["matrix_fingerprint"] = m.matrix_fingerprint;
+  j["cost"] = {{"tau_s", m.cost.tau_s}, {"bandwidth_Bps", m.cost.bandwidth_Bps},
+               {"estimate_s", m.cost.estimate_s}, {"lower_bound_s", m.cost.lower_bound_s}};
+  j["staging_bytes_max"] = m.staging_bytes_max;
+  j["planner"] = m.planner;
+  return j.dump(1) + "\n";
+}
+
+std::string rank_schedule_json(const RankSchedule& r) {
+  std::string out;
+  out.reserve(256 + r.steps.size() * 128);
+  out += "{\"format\": \"commfit-rank-schedule\", \"version\": 1, \"rank\": " + std::to_string(r.rank) +
+         ", \"ranks\": " + std::to_string(r.ranks) + ", \"phases\": " + std::to_string(r.phases) + ",\n";
+  out += " \"matrix_fingerprint\": \"" + r.matrix_fingerprint + "\", \"staging_bytes\": " + std::to_string(r.staging_bytes) + ",\n";
+  auto list = [&](const char* name, const std::vector<PeerBytes>& v) {
+    out += std::string(" \"") + name + "\": [";
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (k) out += ", ";
+      out += "[" + std::to_string(v[k].peer) + ", " + std::to_string(v[k].bytes) + "]";
+    }
+    out += "]";
+  };
+  list("sends", r.sends);
+  out += ",";
+  list("recvs", r.recvs);
+  out += ",\n \"steps\": [";
+  for (std::size_t k = 0; k < r.steps.size(); ++k) {
+    const Step& s = r.steps[k];
+    out += k ? ",\n  {" : "\n  {";
+    out += "\"phase\": " + std::to_string(s.phase) + ", \"op\": \"" + to_string(s.op) + "\", \"peer\": " + std::to_string(s.peer) +
+           ", \"src\": " + std::to_string(s.src) + ", \"dst\": " + std::to_string(s.dst) + ", \"offset\": " + std::to_string(s.offset) +
+           ", \"bytes\": " + std::to_string(s.bytes) + ", \"buffer\": \"" + to_string(s.buffer) + "\"";
+    if (s.buffer == Buffer::stage) out += ", \"stage_offset\": " + std::to_string(s.stage_offset);
+    out += "}";
+  }
+  out += r.steps.empty() ? "]}\n" : "\n ]}\n";
+  return out;
+}
+
+Manifest parse_manifest(std::string_view text, const std::string& file) {
+  const json j = parse_json(text, file);
+  Fields f(j, file, "");
+  Manifest m;
+  f.expect("format", "commfit-plan");
+  f.version();
+  m.ranks = static_cast<Rank>(f.uint("ranks", 2147483647u));
+  if (m.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
+  m.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));
+  m.strategy = f.string("strategy");
+  const json& options = f.need("options");
+  if (!options.is_object()) throw InputError(file, "/options", "expected an object");
+  m.options = nlohmann::ordered_json::parse(options.dump());
+  m.matrix_fingerprint = f.string("matrix_fingerprint");
+  if (const char* bad = fingerprint_problem(m.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
+  {
+    Fields c(f.need("cost"), file, "/cost");
+    m.cost.tau_s = c.number("tau_s");
+    m.cost.bandwidth_Bps = c.number("bandwidth_Bps");
+    m.cost.estimate_s = c.number("estimate_s");
+    m.cost.lower_bound_s = c.number("lower_bound_s");
+    c.no_others();
+  }
+  m.staging_bytes_max = f.uint("staging_bytes_max");
+  m.planner = f.string("planner");
+  f.no_others();
+  return m;
+}
+
+RankSchedule parse_rank_schedule(std::string_view text, const std::string& file) {
+  const json j = parse_json(text, file);
+  Fields f(j, file, "");
+  RankSchedule r;
+  f.expect("format", "commfit-rank-schedule");
+  f.version();
+  r.ranks = static_cast<Rank>(f.uint("ranks", 2147483647u));
+  if (r.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
+  r.rank = static_cast<Rank>(f.uint("rank", static_cast<std::uint64_t>(r.ranks) - 1));
+  r.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));
+  r.matrix_fingerprint = f.string("matrix_fingerprint");
+  if (const char* bad = fingerprint_problem(r.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
+  r.staging_bytes = f.uint("staging_bytes");
+  r.sends = peer_list(f.need("sends"), file, "/sends", r.ranks, f);
+  r.recvs = peer_list(f.need("recvs"), file, "/recvs", r.ranks, f);
+  const json& steps = f.need("steps");
+  if (!steps.is_array()) throw InputError(file, "/steps", "expected an array");
+  r.steps.reserve(steps.size());
+  const std::uint64_t max_rank = static_cast<std::uint64_t>(r.ranks) - 1;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::string place = "/steps/" + std::to_string(k);
+    Fields s(steps[k], file, place);
+    Step st;
+    st.phase = static_cast<Phase>(s.uint("phase", 0xffffffffu));
+    if (st.phase >= r.phases) throw InputError(file, place + "/phase", "phase " + std::to_string(st.phase) + " is not below the phase count " + std::to_string(r.phases));
+    const std::string op = s.string("op");
+    if (op == "send") st.op = Op::send;
+    else if (op == "recv") st.op = Op::recv;
+    else if (op == "copy") st.op = Op::copy;
+    else throw InputError(file, place + "/op", "expected \"send\", \"recv\" or \"copy\", got \"" + op + "\"");
+    st.peer = static_cast<Rank>(s.uint("peer", max_rank));
+    st.src = static_cast<Rank>(s.uint("src", max_rank));
+    st.dst = static_cast<Rank>(s.uint("dst", max_rank));
+    st.offset = s.uint("offset", kMaxMessageBytes);
+    st.bytes = s.uint("bytes", kMaxMessageBytes);
+    if (st.bytes == 0) throw InputError(file, place + "/bytes", "a step moves at least one byte");
+    const std::string buffer = s.string("buffer");
+    if (buffer == "send") st.buffer = Buffer::send;
+    else if (buffer == "recv") st.buffer = Buffer::recv;
+    else if (buffer == "stage") st.buffer = Buffer::stage;
+    else throw InputError(file, place + "/buffer", "expected \"send\", \"recv\" or \"stage\", got \"" + buffer + "\"");
+    if (const json* so = s.maybe("stage_offset")) {
+      if (st.buffer != Buffer::stage) throw InputError(file, place + "/stage_offset", "only steps with buffer \"stage\" have a stage_offset");
+      st.stage_offset = s.as_uint(*so, place + "/stage_offset", r.staging_bytes);
+      if (st.bytes > r.staging_bytes - st.stage_offset)
+        throw InputError(file, place + "/stage_offset", "the piece runs past the rank's " + std::to_string(r.staging_bytes) + " staging bytes");
+    } else if (st.buffer == Buffer::stage) {
+      throw InputError(file, place, "missing required field \"stage_offset\" (buffer is \"stage\")");
+    }
+    s.no_others();
+    r.steps.push_back(st);
+  }
+  f.no_others();
+  return r;
+}
+
+Manifest read_manifest(const std::filesystem::path& dir) {
+  const auto path = dir / "manifest.json";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a plan directory");
+  if (!std::filesystem::exists(path, ec)) throw InputError(dir.string(), "", "not a plan directory (no manifest.json)");
+  return parse_manifest(read_text_file(path), path.string());
+}
+
+RankSchedule read_rank_schedule(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) throw InputError(file.string(), "", "rank schedule is missing");
+  return parse_rank_schedule(read_text_file(file), file.string());
+}
+
+Plan read_plan_dir(const std::filesystem::path& dir) {
+  Plan plan;
+  plan.manifest = read_manifest(dir);
+  plan.ranks.reserve(static_cast<std::size_t>(plan.manifest.ranks));
+  for (Rank r = 0; r < plan.manifest.ranks; ++r) {
+    const auto path = dir / rank_file_name(r, plan.manifest.ranks);
+    RankSchedule rs = read_rank_schedule(path);
+    if (rs.rank != r) throw InputError(path.string(), "/rank", "file of rank " + std::to_string(r) + " holds rank " + std::to_string(rs.rank));
+    if (rs.ranks != plan.manifest.ranks) throw InputError(path.string(), "/ranks", "rank count differs from the manifest's " + std::to_string(plan.manifest.ranks));
+    if (rs.matrix_fingerprint != plan.manifest.matrix_fingerprint) throw InputError(path.string(), "/matrix_fingerprint", "differs from the manifest's: the files come from different plans");
+    if (rs.phases != plan.manifest.phases) throw InputError(path.string(), "/phases", "phase count differs from the manifest's " + std::to_string(plan.manifest.phases));
+    plan.ranks.push_back(std::move(rs));
+  }
+  return plan;
+}
+
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
+  namespace fs = std::filesystem;
+  const fs::path dir = dir_in.has_filename() ? dir_in : dir_in.parent_path();
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::exists(dir / "manifest.json", ec)))
+    throw UsageError(dir.string() + " exists and is not a commfit plan: not overwriting it");
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  if (!fs::is_directory(parent, ec)) throw UsageError("cannot write " + dir.string() + ": " + parent.string() + " is not a directory");
+  const std::string base = dir.filename().string();
+  const fs::path tmp = parent / ("." + base + ".tmp-" + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec)) throw UsageError("cannot create " + tmp.string() + ": " + ec.message());
+  try {
+    write_file(tmp / "manifest.json", manifest_json(plan.manifest));
+    for (const RankSchedule& r : plan.ranks) write_file(tmp / rank_file_name(r.rank, plan.manifest.ranks), rank_schedule_json(r));
+    // Replace an older plan: move it aside, move the new one in, then drop the old one.
+    const fs::path old = parent / ("." + base + ".old-" + std::to_string(::getpid()));
+    const bool had_old = fs::exists(dir, ec);
+    if (had_old) fs::rename(dir, old);
+    fs::rename(tmp, dir);
+    if (had_old) fs::remove_all(old, ec);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace commfit

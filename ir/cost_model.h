@@ -1,0 +1,26 @@
+// The cost model of DESIGN.md ("Cost model"), from Ranka-Wang §2.2 assumption 1: a phase costs
+// tau + mu * (largest piece in it); synchronous phases add up. The lower bound is
+// LB = h * tau + t * mu (Transportation §2: no schedule beats the busiest rank's message count
+// or its byte count). mu = 1 / bandwidth.
+#pragma once
+
+#include "ir/comm_matrix.h"
+#include "ir/plan.h"
+
+namespace commfit {
+
+struct CostOptions {
+  double tau_s = 2e-6;            // per-message start-up time
+  double bandwidth_Bps = 1e10;    // 1 / mu
+};
+
+// h * tau + t / bandwidth.
+double lower_bound_s(const TrafficStats& s, const CostOptions& c);
+
+// Sum over phases with network traffic of tau + (largest piece sent in the phase) / bandwidth.
+double synchronous_estimate_s(const Plan& plan, const CostOptions& c);
+
+// Largest piece sent in each phase (0 for a phase without network traffic).
+std::vector<Bytes> phase_max_piece(const Plan& plan);
+
+}  // namespace commfit

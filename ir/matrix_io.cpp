@@ -1,0 +1,588 @@
+#include "ir/matrix_io.h"
+
+#include "ir/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <optional>
+
+namespace commfit {
+namespace {
+
+using json = nlohmann::json;
+
+// Where the SAX parser is: a JSON pointer kept as a stack of frames.
+struct Frame {
+  bool array = false;
+  std::int64_t index = -1;   // current element (arrays)
+  std::string key;           // current key (objects)
+};
+
+std::string escape_pointer_token(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t pos) {
+  pos = std::min(pos, text.size());
+  std::size_t line = 1, col = 1;
+  for (std::size_t k = 0; k < pos; ++k) {
+    if (text[k] == '\n') { ++line; col = 1; } else { ++col; }
+  }
+  return {line, col};
+}
+
+const char* kind_of(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a fractional number";
+    default: return "a number";
+  }
+}
+
+// A raw message as read: kept with its index so errors can name /messages/K.
+struct RawMessage {
+  std::int64_t src, dst;
+  Bytes bytes;
+  std::int64_t index;   // position in "messages", or row * width + column for dense
+};
+
+// Streams the matrix file: "messages" and "dense" go straight into compact vectors, the other
+// (small) top-level fields are captured as JSON values for validation afterwards.
+class MatrixSax {
+ public:
+  MatrixSax(const std::string& file) : file_(file) {}
+
+  std::optional<InputError> error;
+  json fields = json::object();           // top-level fields other than messages/dense
+  std::vector<RawMessage> messages;
+  bool has_messages = false, has_dense = false;
+  std::int64_t dense_rows = 0;
+  std::vector<std::int64_t> dense_row_length;
+
+  // --- nlohmann SAX interface ---
+  bool null() { return scalar(json(nullptr)); }
+  bool boolean(bool v) { return scalar(json(v)); }
+  bool number_integer(json::number_integer_t v) { return scalar(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(json(v)); }
+  bool number_float(json::number_float_t v, const std::string&) { return scalar(json(v)); }
+  bool string(std::string& v) { return scalar(json(v)); }
+  bool binary(json::binary_t&) { return fail("binary values are not JSON"); }
+
+  bool start_object(std::size_t) {
+    if (!enter()) return false;
+    if (stack_.empty()) { stack_.push_back({}); return true; }   // the top-level object
+    if (in_stream()) return fail_here(std::string("expected ") + stream_expectation() + ", got an object");
+    capture_open(json::object());
+    stack_.push_back({});
+    return true;
+  }
+  bool key(std::string& k) {
+    Frame& f = stack_.back();
+    f.key = k;
+    if (stack_.size() == 1) {
+      if (fields.contains(k) || (k == "messages" && has_messages) || (k == "dense" && has_dense))
+        return fail_at("/" + escape_pointer_token(k), "field appears twice");
+      static const char* known[] = {"format", "version", "ranks", "messages", "dense", "memory",
+                                    "topology", "cost", "name", "description"};
+      if (std::none_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; }))
+        return fail_at("/" + escape_pointer_token(k), "unknown field");
+    }
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    if (!capture_.empty()) capture_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (!enter()) return false;
+    if (stack_.empty()) return fail_at("", "expected a JSON object at the top level, got an array");
+    const std::size_t depth = stack_.size();
+    if (depth == 1 && (top_key() == "messages" || top_key() == "dense")) {
+      (top_key() == "messages" ? has_messages : has_dense) = true;
+      mode_ = top_key() == "messages" ? Mode::messages : Mode::dense;
+      stack_.push_back({true, -1, {}});
+      return true;
+    }
+    if (mode_ == Mode::messages && depth == 2) {
+      ++stack_.back().index;
+      stack_.push_back({true, -1, {}});
+      return true;
+    }
+    if (mode_ == Mode::dense && depth == 2) {
+      ++stack_.back().index;
+      dense_rows = stack_.back().index + 1;
+      dense_row_length.push_back(0);
+      stack_.push_back({true, -1, {}});
+      return true;
+    }
+    if (in_stream()) return fail_here(std::string("expected ") + stream_expectation() + ", got an array");
+    capture_open(json::array());
+    stack_.push_back({true, -1, {}});
+    return true;
+  }
+  bool end_array() {
+    const std::size_t depth = stack_.size();
+    if (mode_ == Mode::messages && depth == 3) {
+      if (stack_.back().index + 1 != 3)
+        return fail_at(pointer_upto(2), "a message is [src, dst, bytes]: expected 3 numbers, got " +
+                                            std::to_string(stack_.back().index + 1));
+      const std::int64_t k = stack_[1].index;
+      RawMessage& m = triplet_;
+      m.index = k;
+      messages.push_back(m);
+      stack_.pop_back();
+      return true;
+    }
+    stack_.pop_back();
+    if (mode_ != Mode::none && depth == 2) { mode_ = Mode::none; return true; }
+    if (mode_ == Mode::dense && depth == 3) return true;
+    if (!capture_.empty()) capture_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line L, column C: WHAT"
+    std::string what = ex.what();
+    if (auto p = what.find(": "); p != std::string::npos && what.find("parse error") != std::string::npos)
+      what = what.substr(p + 2);
+    if (auto p = what.find("] "); p != std::string::npos && what.rfind("[json", 0) == 0)
+      what = what.substr(p + 2);
+    parse_error_position = position;
+    error.emplace(file_, "", "invalid JSON: " + what);
+    return false;
+  }
+  std::optional<std::size_t> parse_error_position;
+
+ private:
+  enum class Mode { none, messages, dense };
+
+  bool enter() {
+    if (static_cast<int>(stack_.size()) >= kMaxJsonDepth)
+      return fail_here("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    return true;
+  }
+  const std::string& top_key() const { return stack_[0].key; }
+  bool in_stream() const { return mode_ != Mode::none && stack_.size() <= 3; }
+  const char* stream_expectation() const {
+    const std::size_t depth = stack_.size();
+    if (mode_ == Mode::messages) return depth == 2 ? "a message [src, dst, bytes]" : "a non-negative integer";
+    return depth == 2 ? "a row (an array of byte counts)" : "a non-negative integer";
+  }
+
+  std::string pointer_upto(std::size_t depth) const {
+    std::string p;
+    for (std::size_t k = 0; k < depth && k < stack_.size(); ++k) {
+      const Frame& f = stack_[k];
+      p += "/" + (f.array ? std::to_string(std::max<std::int64_t>(f.index, 0)) : escape_pointer_token(f.key));
+    }
+    return p;
+  }
+  bool fail_at(const std::string& place, const std::string& problem) {
+    error.emplace(file_, place.empty() ? std::string("/") : place, problem);
+    return false;
+  }
+  bool fail_here(const std::string& problem) { return fail_at(pointer_upto(stack_.size()), problem); }
+  bool fail(const std::string& problem) { return fail_at("", problem); }
+
+  // A number or other scalar inside messages/dense.
+  bool stream_value(const json& v) {
+    const std::size_t depth = stack_.size();
+    Frame& f = stack_.back();
+    ++f.index;
+    if (depth != 3) return fail_here(std::string("expected ") + stream_expectation() + ", got " + kind_of(v));
+    const bool is_bytes = mode_ == Mode::dense || f.index == 2;
+    if (mode_ == Mode::messages && f.index > 2)
+      return fail_at(pointer_upto(2), "a message is [src, dst, bytes]: expected 3 numbers, got more");
+    const char* what = is_bytes ? "size" : (f.index == 0 ? "src rank" : "dst rank");
+    std::uint64_t value = 0;
+    if (v.is_number_unsigned()) {
+      value = v.get<std::uint64_t>();
+    } else if (v.is_number_integer()) {
+      return fail_here(std::string("negative ") + what + " " + v.dump());
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d < 0) return fail_here(std::string("negative ") + what + " " + v.dump());
+      if (d != std::floor(d)) return fail_here(std::string("fractional ") + what + " " + v.dump() + (is_bytes ? " (sizes are whole bytes)" : ""));
+      if (d > 9007199254740992.0) return fail_here(std::string(what) + " " + v.dump() + " is too large");
+      value = static_cast<std::uint64_t>(d);
+    } else {
+      return fail_here(std::string("expected a non-negative integer ") + what + ", got " + kind_of(v));
+    }
+    if (is_bytes && value > kMaxMessageBytes)
+      return fail_here("size " + std::to_string(value) + " exceeds the limit of 2^53 bytes");
+    if (!is_bytes && value > 2147483646u)
+      return fail_here(std::string(what) + " " + std::to_string(value) + " is out of range");
+    if (mode_ == Mode::messages) {
+      if (f.index == 0) triplet_.src = static_cast<std::int64_t>(value);
+      else if (f.index == 1) triplet_.dst = static_cast<std::int64_t>(value);
+      else triplet_.bytes = value;
+      return true;
+    }
+    ++dense_row_length.back();
+    if (value != 0)
+      messages.push_back({stack_[1].index, f.index, value, stack_[1].index});
+    return true;
+  }
+
+  bool scalar(json v) {
+    if (stack_.empty()) return fail_at("", std::string("expected a JSON object at the top level, got ") + kind_of(v));
+    if (in_stream()) return stream_value(v);
+    Frame& f = stack_.back();
+    if (f.array) ++f.index;
+    if (capture_.empty()) {
+      fields[f.key] = std::move(v);
+      return true;
+    }
+    json& parent = *capture_.back();
+    if (parent.is_array()) parent.push_back(std::move(v));
+    else parent[f.key] = std::move(v);
+    return true;
+  }
+  void capture_open(json v) {
+    Frame& f = stack_.back();
+    if (f.array) ++f.index;
+    json* slot;
+    if (capture_.empty()) {
+      slot = &(fields[f.key] = std::move(v));
+    } else {
+      json& parent = *capture_.back();
+      if (parent.is_array()) { parent.push_back(std::move(v)); slot = &parent.back(); }
+      else slot = &(parent[f.key] = std::move(v));
+    }
+    capture_.push_back(slot);
+  }
+
+  std::string file_;
+  std::vector<Frame> stack_;
+  std::vector<json*> capture_;
+  Mode mode_ = Mode::none;
+  RawMessage triplet_{};
+};
+
+std::uint64_t require_uint(const json& v, const std::string& file, const std::string& place,
+                           const char* what, std::uint64_t max) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+  if (v.is_number_unsigned()) throw InputError(file, place, std::string(what) + " " + v.dump() + " is too large");
+  if (v.is_number_integer()) throw InputError(file, place, std::string("negative ") + what + " " + v.dump());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d < 0) throw InputError(file, place, std::string("negative ") + what + " " + v.dump());
+    if (d != std::floor(d)) throw InputError(file, place, std::string("fractional ") + what + " " + v.dump());
+    if (d > static_cast<double>(max)) throw InputError(file, place, std::string(what) + " " + v.dump() + " is too large");
+    return static_cast<std::uint64_t>(d);
+  }
+  throw InputError(file, place, std::string("expected a non-negative integer ") + what + ", got " + kind_of(v));
+}
+
+std::string default_name(const std::string& file) {
+  std::string stem = std::filesystem::path(file).stem().string();
+  return stem.empty() ? "matrix" : stem;
+}
+
+void check_duplicates(std::vector<RawMessage>& raw, const std::string& file, bool dense) {
+  std::vector<std::size_t> order(raw.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const RawMessage& x = raw[a];
+    const RawMessage& y = raw[b];
+    return std::tie(x.src, x.dst, x.index) < std::tie(y.src, y.dst, y.index);
+  });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const RawMessage& a = raw[order[k - 1]];
+    const RawMessage& b = raw[order[k]];
+    if (a.src == b.src && a.dst == b.dst && !dense)
+      throw InputError(file, "/messages/" + std::to_string(b.index),
+                       "duplicate pair (" + std::to_string(b.src) + ", " + std::to_string(b.dst) +
+                           "), first given at /messages/" + std::to_string(a.index));
+  }
+}
+
+}  // namespace
+
+MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
+  MatrixSax sax(file);
+  const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true);
+  if (sax.error) {
+    if (sax.parse_error_position) {
+      auto [line, col] = line_column(text, *sax.parse_error_position == 0 ? 0 : *sax.parse_error_position - 1);
+      throw InputError(file, "line " + std::to_string(line) + ", column " + std::to_string(col),
+                       sax.error->problem());
+    }
+    throw *sax.error;
+  }
+  commfit_assert(ok, "parse_matrix_json", "SAX parse failed without an error");
+
+  const json& f = sax.fields;
+  auto need = [&](const char* key) -> const json& {
+    if (!f.contains(key)) throw InputError(file, "/", std::string("missing required field \"") + key + "\"");
+    return f.at(key);
+  };
+  const json& format = need("format");
+  if (!format.is_string() || format.get<std::string>() != "commfit-matrix")
+    throw InputError(file, "/format", "expected \"commfit-matrix\", got " + format.dump());
+  const json& version = need("version");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
+    throw InputError(file, "/version", "unsupported version " + version.dump() + " (this commfit reads version 1)");
+  const json& ranks_v = need("ranks");
+  const std::uint64_t ranks = require_uint(ranks_v, file, "/ranks", "rank count", 2147483647u);
+  if (ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
+  const Rank p = static_cast<Rank>(ranks);
+
+  if (sax.has_messages && sax.has_dense)
+    throw InputError(file, "/", "give either \"messages\" or \"dense\", not both");
+  if (!sax.has_messages && !sax.has_dense) {
+    if (f.contains("messages") || f.contains("dense"))
+      throw InputError(file, f.contains("messages") ? "/messages" : "/dense", "expected an array");
+    throw InputError(file, "/", "missing the pattern: a \"messages\" or a \"dense\" array");
+  }
+  if (sax.has_dense) {
+    if (sax.dense_rows != p)
+      throw InputError(file, "/dense", "expected " + std::to_string(p) + " rows (ranks), got " + std::to_string(sax.dense_rows));
+    for (std::int64_t i = 0; i < p; ++i)
+      if (sax.dense_row_length[i] != p)
+        throw InputError(file, "/dense/" + std::to_string(i),
+                         "expected " + std::to_string(p) + " entries (ranks), got " + std::to_string(sax.dense_row_length[i]));
+  } else {
+    for (const RawMessage& m : sax.messages) {
+      if (m.src >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/0", "src rank " + std::to_string(m.src) + " is out of range (ranks = " + std::to_string(p) + ")");
+      if (m.dst >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/1", "dst rank " + std::to_string(m.dst) + " is out of range (ranks = " + std::to_string(p) + ")");
+    }
+    check_duplicates(sax.messages, file, false);
+  }
+
+  MatrixFile out;
+  CommMatrix& m = out.matrix;
+  std::vector<Message> msgs;
+  msgs.reserve(sax.messages.size());
+  for (const RawMessage& r : sax.messages)
+    msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
+  sax.messages = {};
+  m = make_matrix(p, std::move(msgs));
+
+  if (f.contains("memory")) {
+    const json& mem = f.at("memory");
+    if (mem.is_array()) {
+      if (mem.size() != static_cast<std::size_t>(p))
+        throw InputError(file, "/memory", "expected " + std::to_string(p) + " entries (one per rank), got " + std::to_string(mem.size()));
+      m.memory.reserve(mem.size());
+      for (std::size_t k = 0; k < mem.size(); ++k)
+        m.memory.push_back(require_uint(mem[k], file, "/memory/" + std::to_string(k), "memory size", ~std::uint64_t{0} >> 1));
+    } else {
+      m.memory.assign(static_cast<std::size_t>(p), require_uint(mem, file, "/memory", "memory size", ~std::uint64_t{0} >> 1));
+    }
+  }
+  for (const char* key : {"name", "description"}) {
+    if (!f.contains(key)) continue;
+    if (!f.at(key).is_string()) throw InputError(file, std::string("/") + key, std::string("expected a string, got ") + kind_of(f.at(key)));
+  }
+  m.name = f.contains("name") ? f.at("name").get<std::string>() : default_name(file);
+  if (f.contains("description")) m.description = f.at("description").get<std::string>();
+  if (f.contains("topology")) {
+    const json& t = f.at("topology");
+    if (!t.is_string() && !t.is_object()) throw InputError(file, "/topology", std::string("expected a string or an object, got ") + kind_of(t));
+    out.topology = t;
+  }
+  if (f.contains("cost")) {
+    const json& c = f.at("cost");
+    if (!c.is_object()) throw InputError(file, "/cost", std::string("expected an object, got ") + kind_of(c));
+    for (auto& [k, v] : c.items()) {
+      if (k != "tau_s" && k != "bandwidth_Bps") throw InputError(file, "/cost/" + escape_pointer_token(k), "unknown field");
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw InputError(file, "/cost/" + k, "expected a positive number, got " + v.dump());
+    }
+    out.cost = c;
+  }
+  return out;
+}
+
+MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
+  std::size_t pos = 0, line_no = 0;
+  auto next_line = [&](std::string_view& line) {
+    if (pos >= text.size()) return false;
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos = end + 1;
+    ++line_no;
+    return true;
+  };
+  auto place = [&] { return "line " + std::to_string(line_no); };
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string_view line;
+  if (!next_line(line) || line.rfind("%%MatrixMarket", 0) != 0)
+    throw InputError(file, "line 1", "not a Matrix Market file (expected a %%MatrixMarket header)");
+  std::vector<std::string> words;
+  {
+    std::string h = lower(line);
+    std::size_t k = 0;
+    while (k < h.size()) {
+      while (k < h.size() && std::isspace(static_cast<unsigned char>(h[k]))) ++k;
+      std::size_t e = k;
+      while (e < h.size() && !std::isspace(static_cast<unsigned char>(h[e]))) ++e;
+      if (e > k) words.push_back(h.substr(k, e - k));
+      k = e;
+    }
+  }
+  if (words.size() != 5 || words[1] != "matrix" || words[2] != "coordinate")
+    throw InputError(file, "line 1", "expected \"%%MatrixMarket matrix coordinate FIELD SYMMETRY\" (only the coordinate format describes a sparse communication matrix)");
+  const std::string field = words[3], symmetry = words[4];
+  if (field != "integer" && field != "real")
+    throw InputError(file, "line 1", "field \"" + field + "\" carries no message sizes: expected integer or real");
+  if (symmetry != "general" && symmetry != "symmetric")
+    throw InputError(file, "line 1", "symmetry \"" + symmetry + "\" is not supported: expected general or symmetric");
+
+  do {
+    if (!next_line(line)) throw InputError(file, place(), "missing the size line \"ROWS COLUMNS ENTRIES\"");
+  } while (line.empty() || line[0] == '%');
+
+  auto parse_fields = [&](std::string_view l, std::vector<std::string_view>& out) {
+    out.clear();
+    std::size_t k = 0;
+    while (k < l.size()) {
+      while (k < l.size() && (l[k] == ' ' || l[k] == '\t')) ++k;
+      std::size_t e = k;
+      while (e < l.size() && l[e] != ' ' && l[e] != '\t') ++e;
+      if (e > k) out.push_back(l.substr(k, e - k));
+      k = e;
+    }
+  };
+  auto parse_index = [&](std::string_view s, const char* what, std::uint64_t max) -> std::uint64_t {
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size())
+      throw InputError(file, place(), std::string("expected a non-negative integer ") + what + ", got \"" + std::string(s) + "\"");
+    if (v > max) throw InputError(file, place(), std::string(what) + " " + std::string(s) + " is out of range");
+    return v;
+  };
+  std::vector<std::string_view> tok;
+  parse_fields(line, tok);
+  if (tok.size() != 3) throw InputError(file, place(), "expected \"ROWS COLUMNS ENTRIES\"");
+  const std::uint64_t rows = parse_index(tok[0], "row count", 2147483647u);
+  const std::uint64_t cols = parse_index(tok[1], "column count", 2147483647u);
+  const std::uint64_t entries = parse_index(tok[2], "entry count", text.size() / 4 + 1);
+  if (rows != cols)
+    throw InputError(file, place(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + "; a communication matrix is square (ranks x ranks)");
+  if (rows == 0) throw InputError(file, place(), "rank count must be at least 1");
+  const Rank p = static_cast<Rank>(rows);
+
+  std::vector<RawMessage> raw;
+  raw.reserve(static_cast<std::size_t>(entries) * (symmetry == "symmetric" ? 2 : 1));
+  std::uint64_t seen = 0;
+  std::vector<std::size_t> line_of;
+  while (next_line(line)) {
+    if (line.empty() || line[0] == '%') continue;
+    parse_fields(line, tok);
+    if (tok.empty()) continue;
+    if (seen == entries) throw InputError(file, place(), "more entries than the " + std::to_string(entries) + " the size line announces");
+    if (tok.size() != 3) throw InputError(file, place(), "expected \"ROW COLUMN SIZE\"");
+    const std::uint64_t i = parse_index(tok[0], "row", rows);
+    const std::uint64_t j = parse_index(tok[1], "column", cols);
+    if (i == 0 || j == 0) throw InputError(file, place(), "indices are 1-based: got 0");
+    Bytes b = 0;
+    const std::string value(tok[2]);
+    if (field == "integer") {
+      if (!value.empty() && value[0] == '-') throw InputError(file, place(), "negative size " + value);
+      b = parse_index(tok[2], "size", kMaxMessageBytes);
+    } else {
+      char* end = nullptr;
+      const double d = std::strtod(value.c_str(), &end);
+      if (end != value.c_str() + value.size() || !std::isfinite(d))
+        throw InputError(file, place(), "expected a finite size, got \"" + value + "\"");
+      if (d < 0) throw InputError(file, place(), "negative size " + value);
+      if (d > static_cast<double>(kMaxMessageBytes)) throw InputError(file, place(), "size " + value + " exceeds the limit of 2^53 bytes");
+      b = static_cast<Bytes>(std::ceil(d));   // real sizes are rounded up to whole bytes
+    }
+    const auto idx = static_cast<std::int64_t>(line_of.size());
+    line_of.push_back(line_no);
+    raw.push_back({static_cast<std::int64_t>(i - 1), static_cast<std::int64_t>(j - 1), b, idx});
+    if (symmetry == "symmetric" && i != j)
+      raw.push_back({static_cast<std::int64_t>(j - 1), static_cast<std::int64_t>(i - 1), b, idx});
+    ++seen;
+  }
+  if (seen != entries)
+    throw InputError(file, place(), "the size line announces " + std::to_string(entries) + " entries, the file has " + std::to_string(seen));
+  {
+    std::vector<std::size_t> order(raw.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(raw[a].src, raw[a].dst, raw[a].index) < std::tie(raw[b].src, raw[b].dst, raw[b].index);
+    });
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const RawMessage& a = raw[order[k - 1]];
+      const RawMessage& b = raw[order[k]];
+      if (a.src == b.src && a.dst == b.dst)
+        throw InputError(file, "line " + std::to_string(line_of[b.index]),
+                         "duplicate entry (" + std::to_string(b.src + 1) + ", " + std::to_string(b.dst + 1) +
+                             "), first given on line " + std::to_string(line_of[a.index]));
+    }
+  }
+  std::vector<Message> msgs;
+  msgs.reserve(raw.size());
+  for (const RawMessage& r : raw) msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
+  MatrixFile out;
+  out.matrix = make_matrix(p, std::move(msgs));
+  out.matrix.name = default_name(file);
+  return out;
+}
+
+std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
+  const std::string file = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(file, "", "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot open the file");
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size < 0) throw InputError(file, "", "cannot read the file");
+  if (static_cast<std::uint64_t>(size) > limit)
+    throw InputError(file, "", "file is " + std::to_string(static_cast<std::uint64_t>(size)) + " bytes, over the limit of " + std::to_string(limit));
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  in.read(text.data(), size);
+  if (!in) throw InputError(file, "", "cannot read the file");
+  return text;
+}
+
+MatrixFile read_matrix(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  const std::string file = path.string();
+  if (text.empty()) throw InputError(file, "", "file is empty");
+  if (path.extension() == ".mtx") return parse_matrix_market(text, file);
+  return parse_matrix_json(text, file);
+}
+
+std::string matrix_json(const CommMatrix& m) {
+  std::string out = "{\"format\": \"commfit-matrix\", \"version\": 1, \"ranks\": " + std::to_string(m.ranks);
+  if (!m.name.empty()) out += ", \"name\": " + json(m.name).dump();
+  if (!m.description.empty()) out += ", \"description\": " + json(m.description).dump();
+  if (!m.memory.empty()) out += ", \"memory\": " + json(m.memory).dump();
+  out += ",\n \"messages\": [";
+  bool first = true;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    out += first ? "\n  [" : ",\n  [";
+    first = false;
+    out += std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(b) + "]";
+  });
+  out += "\n ]}\n";
+  return out;
+}
+
+}  // namespace commfit

@@ -1,0 +1,290 @@
+#include "passes/verify.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace commfit {
+namespace {
+
+// A network transfer as one side of it sees it.
+struct Half {
+  Phase phase;
+  Rank from, to, src, dst;
+  Bytes offset, bytes;
+  auto key() const { return std::tie(phase, from, to, src, dst, offset, bytes); }
+};
+
+std::string piece_text(Rank src, Rank dst, Bytes offset, Bytes bytes) {
+  return "bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ") of " +
+         std::to_string(src) + "->" + std::to_string(dst);
+}
+
+class Checker {
+ public:
+  Checker(const Plan& plan, const CommMatrix& m, const VerifyRules& rules)
+      : plan_(plan), m_(m), rules_(rules) {}
+
+  std::vector<std::string> run() {
+    if (!format()) return problems_;
+    matching();
+    contention();
+    delivery();
+    holding();
+    if (rules_.memory && !m_.memory.empty()) memory();
+    return problems_;
+  }
+
+ private:
+  bool full() const { return problems_.size() >= rules_.max_problems; }
+  void problem(const std::string& s) {
+    if (!full()) problems_.push_back(s);
+  }
+
+  // Format-level checks; false when the plan is too broken for the rules to make sense.
+  bool format() {
+    const Manifest& mf = plan_.manifest;
+    const Rank p = m_.ranks;
+    if (mf.ranks != p) problem("format: plan is for " + std::to_string(mf.ranks) + " ranks, matrix has " + std::to_string(p));
+    if (plan_.ranks.size() != static_cast<std::size_t>(p)) {
+      problem("format: plan has " + std::to_string(plan_.ranks.size()) + " rank schedules, expected " + std::to_string(p));
+      return false;
+    }
+    const std::string fp = matrix_fingerprint(m_);
+    if (mf.matrix_fingerprint != fp) problem("format: manifest fingerprint " + mf.matrix_fingerprint + " is not the matrix's " + fp);
+    Bytes staging_max = 0;
+    std::vector<std::vector<PeerBytes>> row(p), col(p);
+    m_.for_each([&](Rank i, Rank j, Bytes b) {
+      row[i].push_back({j, b});
+      col[j].push_back({i, b});
+    });
+    for (Rank r = 0; r < p && !full(); ++r) {
+      const RankSchedule& rs = plan_.ranks[r];
+      const std::string who = "rank " + std::to_string(r) + ": ";
+      if (rs.rank != r) problem("format: " + who + "schedule names rank " + std::to_string(rs.rank));
+      if (rs.ranks != p) problem("format: " + who + "schedule is for " + std::to_string(rs.ranks) + " ranks");
+      if (rs.phases != mf.phases) problem("format: " + who + "phase count " + std::to_string(rs.phases) + " differs from the manifest's " + std::to_string(mf.phases));
+      if (rs.matrix_fingerprint != fp) problem("format: " + who + "fingerprint is not the matrix's");
+      if (rs.sends != row[r]) problem("format: " + who + "\"sends\" is not row " + std::to_string(r) + " of the matrix");
+      if (rs.recvs != col[r]) problem("format: " + who + "\"recvs\" is not column " + std::to_string(r) + " of the matrix");
+      staging_max = std::max(staging_max, rs.staging_bytes);
+      for (std::size_t k = 0; k < rs.steps.size(); ++k) {
+        const Step& s = rs.steps[k];
+        const std::string at = who + "step " + std::to_string(k) + ": ";
+        if (k > 0 && step_less(s, rs.steps[k - 1])) problem("format: " + at + "steps are not in phase order (receives, then sends, then copies)");
+        if (s.phase >= mf.phases) problem("format: " + at + "phase " + std::to_string(s.phase) + " is not below the phase count " + std::to_string(mf.phases));
+        if (s.peer < 0 || s.peer >= p || s.src < 0 || s.src >= p || s.dst < 0 || s.dst >= p) {
+          problem("format: " + at + "rank out of range");
+          continue;
+        }
+        if (s.bytes == 0) problem("format: " + at + "empty piece");
+        const Bytes size = m_.at(s.src, s.dst);
+        if (size == 0) problem("format: " + at + "message " + std::to_string(s.src) + "->" + std::to_string(s.dst) + " is not in the matrix");
+        else if (s.offset > size || s.bytes > size - s.offset) problem("format: " + at + piece_text(s.src, s.dst, s.offset, s.bytes) + " lie beyond the message's " + std::to_string(size) + " bytes");
+        const bool net = s.op != Op::copy;
+        if (net && s.peer == r) problem("format: " + at + std::string(to_string(s.op)) + " to or from the rank itself (use a copy)");
+        if (!net && (s.peer != r || s.src != r || s.dst != r || s.buffer != Buffer::recv)) problem("format: " + at + "a copy moves a local message into the receive buffer");
+        if (s.buffer == Buffer::send && (s.op != Op::send || s.src != r)) problem("format: " + at + "only the message's src sends from its send buffer");
+        if (s.buffer == Buffer::recv && s.op == Op::send) problem("format: " + at + "a send cannot read the receive buffer");
+        if (s.buffer == Buffer::recv && s.dst != r) problem("format: " + at + "only the message's dst receives into its receive buffer");
+        if (s.buffer == Buffer::stage) {
+          if (s.op == Op::copy) problem("format: " + at + "a copy cannot use the staging area");
+          if (s.stage_offset == kNoStage || s.stage_offset > rs.staging_bytes || s.bytes > rs.staging_bytes - s.stage_offset)
+            problem("format: " + at + "staging range lies outside the rank's " + std::to_string(rs.staging_bytes) + " staging bytes");
+        }
+        if (s.buffer != Buffer::stage && s.stage_offset != kNoStage) problem("format: " + at + "stage_offset on a step that does not use the staging area");
+      }
+    }
+    if (mf.staging_bytes_max != staging_max) problem("format: manifest staging_bytes_max " + std::to_string(mf.staging_bytes_max) + " is not the largest rank's " + std::to_string(staging_max));
+    return problems_.empty();
+  }
+
+  // Rule 3: every send step has exactly one matching receive step.
+  void matching() {
+    for (const RankSchedule& rs : plan_.ranks)
+      for (const Step& s : rs.steps) {
+        if (s.op == Op::send) sends_.push_back({s.phase, rs.rank, s.peer, s.src, s.dst, s.offset, s.bytes});
+        if (s.op == Op::recv) recvs_.push_back({s.phase, s.peer, rs.rank, s.src, s.dst, s.offset, s.bytes});
+      }
+    auto less = [](const Half& a, const Half& b) { return a.key() < b.key(); };
+    std::sort(sends_.begin(), sends_.end(), less);
+    std::sort(recvs_.begin(), recvs_.end(), less);
+    std::size_t a = 0, b = 0;
+    auto describe = [](const Half& h) {
+      return "phase " + std::to_string(h.phase) + ", " + std::to_string(h.from) + " -> " + std::to_string(h.to) + ", " + piece_text(h.src, h.dst, h.offset, h.bytes);
+    };
+    while ((a < sends_.size() || b < recvs_.size()) && !full()) {
+      if (b == recvs_.size() || (a < sends_.size() && less(sends_[a], recvs_[b]))) {
+        problem("rule 3: send without a matching receive: " + describe(sends_[a++]));
+      } else if (a == sends_.size() || less(recvs_[b], sends_[a])) {
+        problem("rule 3: receive without a matching send: " + describe(recvs_[b++]));
+      } else {
+        ++a, ++b;
+      }
+    }
+  }
+
+  // Rule 4: node contention or link contention.
+  void contention() {
+    if (rules_.contention == Contention::none) return;
+    if (rules_.contention == Contention::node) {
+      auto count = [&](const std::vector<Half>& v, bool by_sender, const char* what) {
+        std::vector<std::pair<Phase, Rank>> keys;
+        keys.reserve(v.size());
+        for (const Half& h : v) keys.emplace_back(h.phase, by_sender ? h.from : h.to);
+        std::sort(keys.begin(), keys.end());
+        for (std::size_t k = 1; k < keys.size() && !full(); ++k)
+          if (keys[k] == keys[k - 1] && (k < 2 || keys[k - 2] != keys[k]))
+            problem("rule 4: rank " + std::to_string(keys[k].second) + " " + what + " more than one network message in phase " + std::to_string(keys[k].first));
+      };
+      count(sends_, true, "sends");
+      count(recvs_, false, "receives");
+      return;
+    }
+    if (!rules_.route) {
+      problem("rule 4: link rule requested without a topology");
+      return;
+    }
+    std::vector<std::int64_t> links;
+    std::vector<std::pair<std::int64_t, std::size_t>> used;
+    std::size_t k = 0;
+    while (k < sends_.size() && !full()) {
+      const Phase phase = sends_[k].phase;
+      used.clear();
+      for (; k < sends_.size() && sends_[k].phase == phase; ++k) {
+        links.clear();
+        rules_.route(sends_[k].from, sends_[k].to, links);
+        for (std::int64_t l : links) used.emplace_back(l, k);
+      }
+      std::sort(used.begin(), used.end());
+      for (std::size_t x = 1; x < used.size() && !full(); ++x)
+        if (used[x].first == used[x - 1].first) {
+          const Half& a = sends_[used[x - 1].second];
+          const Half& b = sends_[used[x].second];
+          problem("rule 4: phase " + std::to_string(phase) + ": " + std::to_string(a.from) + " -> " + std::to_string(a.to) + " and " +
+                  std::to_string(b.from) + " -> " + std::to_string(b.to) + " share link " + std::to_string(used[x].first));
+        }
+    }
+  }
+
+  // Rule 1: every byte of every message arrives in dst's receive buffer exactly once.
+  void delivery() {
+    struct Arrival { Rank src, dst; Bytes offset, bytes; };
+    std::vector<Arrival> arrivals;
+    for (const RankSchedule& rs : plan_.ranks)
+      for (const Step& s : rs.steps)
+        if ((s.op == Op::recv || s.op == Op::copy) && s.buffer == Buffer::recv) arrivals.push_back({s.src, s.dst, s.offset, s.bytes});
+    std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
+      return std::tie(a.src, a.dst, a.offset) < std::tie(b.src, b.dst, b.offset);
+    });
+    std::size_t k = 0;
+    m_.for_each([&](Rank i, Rank j, Bytes b) {
+      Bytes next = 0;
+      for (; k < arrivals.size() && arrivals[k].src == i && arrivals[k].dst == j; ++k) {
+        const Arrival& a = arrivals[k];
+        if (a.offset < next) problem("rule 1: " + piece_text(i, j, a.offset, std::min(next - a.offset, a.bytes)) + " arrive more than once");
+        else if (a.offset > next) problem("rule 1: " + piece_text(i, j, next, a.offset - next) + " never arrive");
+        next = std::max(next, a.offset + a.bytes);
+      }
+      if (next < b) problem("rule 1: " + piece_text(i, j, next, b - next) + " never arrive");
+    });
+  }
+
+  // Rules 2 and 6: a rank sends only bytes it holds; live staging intervals do not overlap.
+  void holding() {
+    struct Live { Piece piece; Phase arrived; Bytes remaining; };
+    for (const RankSchedule& rs : plan_.ranks) {
+      if (full()) return;
+      std::map<Bytes, Live> live;   // stage_offset -> interval
+      std::vector<Bytes> release;
+      const std::string who = "rank " + std::to_string(rs.rank) + ": ";
+      std::size_t k = 0;
+      while (k < rs.steps.size()) {
+        const Phase phase = rs.steps[k].phase;
+        for (; k < rs.steps.size() && rs.steps[k].phase == phase; ++k) {
+          const Step& s = rs.steps[k];
+          if (s.buffer != Buffer::stage) continue;
+          const Bytes lo = s.stage_offset, hi = s.stage_offset + s.bytes;
+          if (s.op == Op::recv) {
+            auto next = live.lower_bound(lo);
+            const bool clash = (next != live.end() && next->first < hi) ||
+                               (next != live.begin() && std::prev(next)->first + std::prev(next)->second.piece.bytes > lo);
+            if (clash) {
+              problem("rule 6: " + who + "phase " + std::to_string(phase) + ": staging range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") overlaps a live staged piece");
+              continue;
+            }
+            live.emplace(lo, Live{{s.src, s.dst, s.offset, s.bytes}, phase, s.bytes});
+            continue;
+          }
+          // A send from the staging area: the bytes must have arrived in an earlier phase.
+          auto it = live.upper_bound(lo);
+          bool ok = it != live.begin();
+          if (ok) {
+            --it;
+            const Live& l = it->second;
+            ok = hi <= it->first + l.piece.bytes && l.piece.src == s.src && l.piece.dst == s.dst &&
+                 s.offset - l.piece.offset == lo - it->first && l.arrived < phase && l.remaining >= s.bytes;
+          }
+          if (!ok) {
+            problem("rule 2: " + who + "phase " + std::to_string(phase) + " sends " + piece_text(s.src, s.dst, s.offset, s.bytes) +
+                    " from staging offset " + std::to_string(lo) + ", which it does not hold from an earlier phase");
+            continue;
+          }
+          if ((it->second.remaining -= s.bytes) == 0) release.push_back(it->first);
+        }
+        for (Bytes off : release) live.erase(off);
+        release.clear();
+      }
+      for (const auto& [off, l] : live)
+        problem("rule 2: " + who + piece_text(l.piece.src, l.piece.dst, l.piece.offset, l.piece.bytes) + " staged at offset " +
+                std::to_string(off) + " are never forwarded (" + std::to_string(l.remaining) + " bytes left)");
+    }
+  }
+
+  // Rule 5: per phase, network bytes received <= free bytes at the start of the phase.
+  void memory() {
+    const Phase phases = plan_.manifest.phases;
+    for (const RankSchedule& rs : plan_.ranks) {
+      if (full()) return;
+      std::vector<Bytes> in(phases, 0), out(phases, 0);
+      for (const Step& s : rs.steps) {
+        if (s.op == Op::recv) in[s.phase] += s.bytes;
+        if (s.op == Op::send) out[s.phase] += s.bytes;
+      }
+      // free may dip below zero only through a violation, which is reported: use signed.
+      __int128 free = m_.memory[rs.rank];
+      for (Phase k = 0; k < phases; ++k) {
+        if (static_cast<__int128>(in[k]) > free) {
+          problem("rule 5: rank " + std::to_string(rs.rank) + " receives " + std::to_string(in[k]) + " bytes in phase " + std::to_string(k) +
+                  " with only " + std::to_string(static_cast<long long>(free)) + " bytes free");
+          break;
+        }
+        free += static_cast<__int128>(out[k]) - static_cast<__int128>(in[k]);
+      }
+    }
+  }
+
+  const Plan& plan_;
+  const CommMatrix& m_;
+  const VerifyRules& rules_;
+  std::vector<std::string> problems_;
+  std::vector<Half> sends_, recvs_;
+};
+
+}  // namespace
+
+std::vector<std::string> verify(const Plan& plan, const CommMatrix& m, const VerifyRules& rules) {
+  return Checker(plan, m, rules).run();
+}
+
+const char* to_string(Contention c) {
+  switch (c) {
+    case Contention::none: return "none";
+    case Contention::node: return "node";
+    case Contention::link: return "link";
+  }
+  return "?";
+}
+
+}  // namespace commfit

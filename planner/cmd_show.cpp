@@ -1,0 +1,83 @@
+// commfit show PLAN [--rank R]: the plan in human-readable form, phase by phase.
+#include "backends/plan_dir.h"
+#include "ir/cost_model.h"
+#include "ir/error.h"
+#include "planner/commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+namespace commfit {
+namespace {
+
+struct ShowCommand {
+  std::string plan;
+  std::optional<Rank> rank;
+};
+
+std::string piece(const Step& s) {
+  return std::to_string(s.src) + "->" + std::to_string(s.dst) + " [" + std::to_string(s.offset) + ", " +
+         std::to_string(s.offset + s.bytes) + ")";
+}
+
+int run_show(const ShowCommand& c) {
+  const Plan plan = read_plan_dir(c.plan);
+  const Manifest& m = plan.manifest;
+  std::printf("plan %s: %d ranks, %u phases, strategy %s %s\n", c.plan.c_str(), m.ranks, m.phases, m.strategy.c_str(), m.options.dump().c_str());
+  std::printf("matrix %s\n", m.matrix_fingerprint.c_str());
+  std::printf("cost: estimate %.4g s, lower bound %.4g s (tau %.3g s, bandwidth %.3g B/s), staging max %llu B\n", m.cost.estimate_s,
+              m.cost.lower_bound_s, m.cost.tau_s, m.cost.bandwidth_Bps, static_cast<unsigned long long>(m.staging_bytes_max));
+  if (c.rank) {
+    if (*c.rank < 0 || *c.rank >= m.ranks) throw UsageError("--rank " + std::to_string(*c.rank) + " is out of range (the plan has " + std::to_string(m.ranks) + " ranks)");
+    const RankSchedule& r = plan.ranks[*c.rank];
+    std::printf("rank %d: %zu steps, staging %llu B\n", r.rank, r.steps.size(), static_cast<unsigned long long>(r.staging_bytes));
+    for (const Step& s : r.steps) {
+      std::printf("  phase %-5u %-4s %s %-6d %-28s %12llu B  %s", s.phase, to_string(s.op),
+                  s.op == Op::send ? "to  " : s.op == Op::recv ? "from" : "    ", s.peer, piece(s).c_str(),
+                  static_cast<unsigned long long>(s.bytes), to_string(s.buffer));
+      if (s.buffer == Buffer::stage) std::printf(" @%llu", static_cast<unsigned long long>(s.stage_offset));
+      std::printf("\n");
+    }
+    return 0;
+  }
+  // All ranks: every network transfer once (from its send step), phase by phase.
+  struct Row { Phase phase; Rank from; Step step; };
+  std::vector<Row> rows;
+  for (const RankSchedule& r : plan.ranks)
+    for (const Step& s : r.steps)
+      if (s.op == Op::send) rows.push_back({s.phase, r.rank, s});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.phase, a.from) < std::tie(b.phase, b.from); });
+  const auto max_piece = phase_max_piece(plan);
+  std::size_t k = 0;
+  for (Phase ph = 0; ph < m.phases; ++ph) {
+    std::size_t n = 0;
+    while (k + n < rows.size() && rows[k + n].phase == ph) ++n;
+    std::printf("phase %u: %zu transfers, largest %llu B\n", ph, n, static_cast<unsigned long long>(max_piece[ph]));
+    for (; n > 0; --n, ++k) {
+      const Row& row = rows[k];
+      const bool forwarded = row.step.buffer == Buffer::stage;
+      const bool staged = row.step.peer != row.step.dst;
+      std::printf("  %6d -> %-6d %-28s %12llu B%s%s\n", row.from, row.step.peer, piece(row.step).c_str(),
+                  static_cast<unsigned long long>(row.step.bytes), forwarded ? "  (forwarded)" : "", staged ? "  (to staging)" : "");
+    }
+  }
+  std::size_t copies = 0;
+  for (const RankSchedule& r : plan.ranks)
+    copies += static_cast<std::size_t>(std::count_if(r.steps.begin(), r.steps.end(), [](const Step& s) { return s.op == Op::copy; }));
+  if (copies) std::printf("local copies: %zu\n", copies);
+  return 0;
+}
+
+}  // namespace
+
+void add_show_command(CLI::App& app, Runner& run) {
+  auto c = std::make_shared<ShowCommand>();
+  CLI::App* sub = app.add_subcommand("show", "Print a plan phase by phase (or one rank's steps)");
+  sub->add_option("PLAN", c->plan, "Plan directory")->required();
+  sub->add_option("--rank", c->rank, "Show only this rank's steps");
+  sub->callback([c, &run] { run = [c] { return run_show(*c); }; });
+}
+
+}  // namespace commfit

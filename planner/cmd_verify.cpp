@@ -1,0 +1,61 @@
+// commfit verify MATRIX PLAN: run the verifier (DESIGN.md) on plan files.
+// Exit 0 when the plan is valid, 1 when it breaks a rule (each problem on stderr), 2 when a file
+// cannot be read.
+#include "backends/plan_dir.h"
+#include "ir/cost_model.h"
+#include "ir/error.h"
+#include "ir/matrix_io.h"
+#include "passes/verify.h"
+#include "planner/commands.h"
+
+#include <cstdio>
+#include <memory>
+
+namespace commfit {
+namespace {
+
+struct VerifyCommand {
+  std::string matrix, plan;
+};
+
+VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path) {
+  VerifyRules rules;
+  rules.memory = true;
+  const auto it = m.options.find("contention");
+  const std::string c = it != m.options.end() && it->is_string() ? it->get<std::string>() : "node";
+  if (c == "node") rules.contention = Contention::node;
+  else if (c == "none") rules.contention = Contention::none;
+  else if (c == "link") throw UsageError(plan_path + ": plans checked under the link rule need the topology support of a later commfit");
+  else throw InputError(plan_path + "/manifest.json", "/options/contention", "unknown contention rule \"" + c + "\"");
+  return rules;
+}
+
+int run_verify(const VerifyCommand& c) {
+  const MatrixFile in = read_matrix(c.matrix);
+  const Plan plan = read_plan_dir(c.plan);
+  VerifyRules rules = rules_from_manifest(plan.manifest, c.plan);
+  rules.max_problems = 20;
+  const auto problems = verify(plan, in.matrix, rules);
+  if (!problems.empty()) {
+    for (const std::string& p : problems) std::fprintf(stderr, "commfit: error: %s: %s\n", c.plan.c_str(), p.c_str());
+    std::fprintf(stderr, "commfit: %s does not verify against %s\n", c.plan.c_str(), c.matrix.c_str());
+    return 1;
+  }
+  const TrafficStats s = traffic_stats(in.matrix);
+  std::printf("commfit: %s verifies against %s: %d ranks, %u phases (h = %lld), contention rule %s, memory rule %s\n",
+              c.plan.c_str(), c.matrix.c_str(), plan.manifest.ranks, plan.manifest.phases, static_cast<long long>(s.h),
+              to_string(rules.contention), in.matrix.memory.empty() ? "not applicable" : "checked");
+  return 0;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Runner& run) {
+  auto c = std::make_shared<VerifyCommand>();
+  CLI::App* sub = app.add_subcommand("verify", "Check a plan directory against its matrix with the verifier");
+  sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from")->required();
+  sub->add_option("PLAN", c->plan, "Plan directory")->required();
+  sub->callback([c, &run] { run = [c] { return run_verify(*c); }; });
+}
+
+}  // namespace commfit

@@ -1,0 +1,59 @@
+#include "planner/passes.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace commfit {
+namespace {
+
+constexpr NamedEntry kPasses[] = {
+    {"compress", "Ranka-Wang §4.2", "COM -> CCOM: per-rank destination lists in seeded random order"},
+    {"decompose", "Ranka-Wang §4.1-4.2; König", "phases that are partial permutations (--algorithm)"},
+    {"lower", "DESIGN.md, plan format", "schedule -> per-rank steps, staging offsets"},
+    {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
+};
+
+constexpr NamedEntry kAlgorithms[] = {
+    {"optimal", "König's theorem", "exact bipartite edge colouring: exactly h phases"},
+    {"rs_n", "Ranka-Wang §4.2 Fig. 3", "random scheduling avoiding node contention"},
+    {"lp", "Ranka-Wang §4.1 Fig. 2", "linear permutation: phase k pairs i with i XOR k (or i +- k mod p)"},
+};
+
+constexpr NamedEntry kStrategies[] = {
+    {"direct", "Ranka-Wang §4-6", "compress, decompose, lower, verify: every message sent whole, directly"},
+};
+
+}  // namespace
+
+std::span<const NamedEntry> pass_table() { return kPasses; }
+std::span<const NamedEntry> algorithm_table() { return kAlgorithms; }
+std::span<const NamedEntry> strategy_table() { return kStrategies; }
+
+bool has_entry(std::span<const NamedEntry> table, const std::string& name) {
+  return std::any_of(table.begin(), table.end(), [&](const NamedEntry& e) { return name == e.name; });
+}
+
+std::string entry_names(std::span<const NamedEntry> table) {
+  std::string out;
+  for (const NamedEntry& e : table) out += (out.empty() ? "" : ", ") + std::string(e.name);
+  return out;
+}
+
+std::string list_passes_text() {
+  std::string out;
+  char line[512];
+  auto section = [&](const char* title, std::span<const NamedEntry> table) {
+    out += title;
+    out += "\n";
+    for (const NamedEntry& e : table) {
+      std::snprintf(line, sizeof line, "  %-10s %-30s %s\n", e.name, e.source, e.description);
+      out += line;
+    }
+  };
+  section("strategies:", strategy_table());
+  section("passes:", pass_table());
+  section("decomposition algorithms (--algorithm):", algorithm_table());
+  return out;
+}
+
+}  // namespace commfit
