@@ -310,6 +310,24 @@ void check_duplicates(std::vector<RawMessage>& raw, const std::string& file, boo
   }
 }
 
+// Totals must fit in 63 bits so that every sum the passes form (r, c, t, phase loads, memory
+// balances) is exact in 64-bit arithmetic.
+void check_totals(const CommMatrix& m, const std::string& file, const std::string& place) {
+  constexpr unsigned __int128 kLimit = static_cast<unsigned __int128>(1) << 63;
+  std::vector<unsigned __int128> row(static_cast<std::size_t>(m.ranks), 0), col(static_cast<std::size_t>(m.ranks), 0);
+  unsigned __int128 total = 0;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    row[i] += b;
+    col[j] += b;
+    total += b;
+  });
+  for (Rank r = 0; r < m.ranks; ++r) {
+    if (row[r] > kLimit) throw InputError(file, place, "rank " + std::to_string(r) + " sends more than 2^63 bytes in total");
+    if (col[r] > kLimit) throw InputError(file, place, "rank " + std::to_string(r) + " receives more than 2^63 bytes in total");
+  }
+  if (total > kLimit) throw InputError(file, place, "the matrix moves more than 2^63 bytes in total");
+}
+
 }  // namespace
 
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
@@ -334,7 +352,7 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
   if (!format.is_string() || format.get<std::string>() != "commfit-matrix")
     throw InputError(file, "/format", "expected \"commfit-matrix\", got " + format.dump());
   const json& version = need("version");
-  if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
+  if (!version.is_number() || version.get<double>() != 1.0)
     throw InputError(file, "/version", "unsupported version " + version.dump() + " (this commfit reads version 1)");
   const json& ranks_v = need("ranks");
   const std::uint64_t ranks = require_uint(ranks_v, file, "/ranks", "rank count", 2147483647u);
@@ -371,6 +389,7 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
     msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
   sax.messages = {};
   m = make_matrix(p, std::move(msgs));
+  check_totals(m, file, sax.has_dense ? "/dense" : "/messages");
 
   if (f.contains("memory")) {
     const json& mem = f.at("memory");
@@ -539,6 +558,7 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   for (const RawMessage& r : raw) msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
   MatrixFile out;
   out.matrix = make_matrix(p, std::move(msgs));
+  check_totals(out.matrix, file, "");
   out.matrix.name = default_name(file);
   return out;
 }
