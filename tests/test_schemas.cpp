@@ -1,0 +1,417 @@
+// Every fixture through both the C++ loaders and the JSON Schemas of schemas/ (STYLE.md 8):
+// good fixtures must pass both, bad fixtures must fail both, except the listed loader-only faults
+// (rules a schema cannot state: a value bounded by another field, duplicates, lengths tied to
+// `ranks`, limits of the parser). Also: the examples, the Matrix Market fixtures, the writers'
+// output, and the strictness of the schemas themselves.
+#define VALIJSON_USE_EXCEPTIONS 1
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "backends/plan_dir.h"
+#include "ir/comm_matrix.h"
+#include "ir/error.h"
+#include "ir/matrix_io.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kRoot = COMMFIT_SOURCE_DIR;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Files of `dir` whose name ends with `ext` and (when given) starts with `prefix`, sorted.
+std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext, const std::string& prefix = "") {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && e.path().extension() == ext && name.rfind(prefix, 0) == 0)
+      out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A draft-07 schema from schemas/, checked with valijson.
+class Schema {
+ public:
+  explicit Schema(const std::string& name) {
+    const json doc = json::parse(slurp(kRoot / "schemas" / name));
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(doc);
+    parser.populateSchema(adapter, schema_);
+  }
+
+  // nullopt when `text` is valid; otherwise the first problem (unparseable JSON is invalid).
+  std::optional<std::string> check(const std::string& text) const {
+    const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return "not JSON";
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    valijson::adapters::NlohmannJsonAdapter adapter(doc);
+    if (validator.validate(schema_, adapter, &results)) return std::nullopt;
+    std::string why;
+    valijson::ValidationResults::Error e;
+    while (results.popError(e)) {
+      std::string at;
+      for (const auto& c : e.context) at += c;
+      why += at + ": " + e.description + "; ";
+    }
+    return why.empty() ? std::string("invalid") : why;
+  }
+
+ private:
+  valijson::Schema schema_;
+};
+
+const Schema& matrix_schema() { static const Schema s("matrix.schema.json"); return s; }
+const Schema& manifest_schema() { static const Schema s("plan-manifest.schema.json"); return s; }
+const Schema& rank_schema() { static const Schema s("rank-schedule.schema.json"); return s; }
+
+// nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
+// anything else escaping a loader is a bug and fails the test.
+std::optional<std::string> load_with(const std::function<void(const std::string&, const std::string&)>& loader,
+                                     const std::string& text, const std::string& file) {
+  try {
+    loader(text, file);
+    return std::nullopt;
+  } catch (const commfit::InputError& e) {
+    return std::string(e.what());
+  }
+}
+
+void load_matrix_json(const std::string& text, const std::string& file) { commfit::parse_matrix_json(text, file); }
+void load_matrix_market(const std::string& text, const std::string& file) { commfit::parse_matrix_market(text, file); }
+void load_manifest(const std::string& text, const std::string& file) { commfit::parse_manifest(text, file); }
+void load_rank(const std::string& text, const std::string& file) { commfit::parse_rank_schedule(text, file); }
+
+// Schema-valid matrix fixtures the loader must reject, and why no schema can say so.
+const std::map<std::string, std::string> kMatrixLoaderOnly = {
+    {"rank_out_of_range.json", "a rank must be < ranks: the bound is another field's value"},
+    {"duplicate_pair.json", "(src, dst) pairs must be unique across triplets: uniqueItems compares whole triplets"},
+    {"dense_wrong_shape.json", "dense must have `ranks` rows: the length is another field's value"},
+    {"dense_row_wrong_length.json", "each dense row must have `ranks` entries: the length is another field's value"},
+    {"memory_wrong_length.json", "a memory array must have `ranks` entries: the length is another field's value"},
+    {"row_total_too_large.json", "a rank's outgoing total must be at most 2^63 bytes: a sum over triplets"},
+    {"duplicate_field.json", "a field given twice: the JSON parser keeps the last one, the schema never sees both"},
+    {"too_deep.json", "nesting deeper than the loader's kMaxJsonDepth (64) inside the free-form topology object"},
+};
+
+// Schema-valid plan fixtures the loaders must reject, and why.
+const std::map<std::string, std::string> kPlanLoaderOnly = {
+    {"rank_rank_out_of_range.json", "rank must be < ranks: the bound is another field's value"},
+    {"rank_peer_out_of_range.json", "a step's peer and dst must be < ranks: the bound is another field's value"},
+    {"rank_phase_out_of_range.json", "a step's phase must be < phases: the bound is another field's value"},
+    {"rank_sends_out_of_order.json", "sends are listed in increasing peer order: an order between array items"},
+    {"rank_stage_past_staging.json", "a staged piece must lie inside staging_bytes: a sum bounded by another field"},
+};
+
+struct Fixture {
+  fs::path path;
+  std::string name;   // file name
+  std::string file;   // path relative to the repository, as a user would type it
+  std::string text;
+};
+
+Fixture fixture(const fs::path& p) {
+  return {p, p.filename().string(), fs::relative(p, kRoot).generic_string(), slurp(p)};
+}
+
+// Good fixtures: both accept. Bad fixtures: the loader rejects; the schema rejects too unless
+// the fixture is listed as loader-only, and a listed one must be schema-valid (the list can't rot).
+void check_fixtures(const std::vector<fs::path>& good, const std::vector<fs::path>& bad,
+                    const std::map<std::string, std::string>& loader_only,
+                    const std::function<const Schema&(const std::string&)>& schema_for,
+                    const std::function<void(const std::string&, const std::string&)>& loader) {
+  for (const fs::path& p : good) {
+    const Fixture f = fixture(p);
+    INFO("good fixture ", f.file);
+    const auto by_loader = load_with(loader, f.text, f.file);
+    const auto by_schema = schema_for(f.name).check(f.text);
+    CHECK_MESSAGE(!by_loader, "loader rejects it: " << by_loader.value_or(""));
+    CHECK_MESSAGE(!by_schema, "schema rejects it: " << by_schema.value_or(""));
+  }
+  for (const fs::path& p : bad) {
+    const Fixture f = fixture(p);
+    INFO("bad fixture ", f.file);
+    const auto by_loader = load_with(loader, f.text, f.file);
+    const auto by_schema = schema_for(f.name).check(f.text);
+    CHECK_MESSAGE(by_loader.has_value(), "the loader accepts it");
+    if (by_loader) {
+      // The message names the file, then a place, then the problem.
+      CHECK_MESSAGE(by_loader->rfind(f.file + ": ", 0) == 0, "message does not start with the file: " << *by_loader);
+    }
+    if (loader_only.count(f.name)) {
+      CHECK_MESSAGE(!by_schema, "listed as loader-only (" << loader_only.at(f.name)
+                                    << ") but the schema rejects it: " << by_schema.value_or(""));
+    } else {
+      CHECK_MESSAGE(by_schema.has_value(), "the schema accepts it: add the rule to the schema, or list the "
+                                           "fixture as loader-only with the reason no schema can state it");
+    }
+  }
+}
+
+// Every object schema that lists properties forbids others (STYLE.md 8: strict schemas).
+void check_strict(const json& node, const std::string& where, int& objects) {
+  if (node.is_object()) {
+    if (node.contains("properties")) {
+      ++objects;
+      const std::string at = "schema object at " + where;
+      INFO(at);
+      CHECK(node.contains("additionalProperties"));
+      if (node.contains("additionalProperties")) CHECK(node.at("additionalProperties") == json(false));
+    }
+    for (const auto& [k, v] : node.items()) {
+      // An "if" subschema is a condition on an object described elsewhere, not an object schema.
+      if (k != "if") check_strict(v, where + "/" + k, objects);
+    }
+  } else if (node.is_array()) {
+    for (std::size_t i = 0; i < node.size(); ++i) check_strict(node[i], where + "/" + std::to_string(i), objects);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
+  for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json"}) {
+    INFO(name);
+    const json doc = json::parse(slurp(kRoot / "schemas" / name));
+    CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
+    CHECK(doc.at("additionalProperties") == json(false));
+    int objects = 0;
+    check_strict(doc, "", objects);
+    CHECK(objects >= 2);
+    CHECK_NOTHROW(Schema{name});
+  }
+}
+
+TEST_CASE("matrix fixtures: the loader and matrix.schema.json give the same verdict") {
+  const fs::path dir = kRoot / "tests/fixtures/matrix";
+  const auto good = files_in(dir / "good", ".json");
+  const auto bad = files_in(dir / "bad", ".json");
+  REQUIRE(good.size() >= 10);
+  REQUIRE(bad.size() >= 30);
+  check_fixtures(good, bad, kMatrixLoaderOnly, [](const std::string&) -> const Schema& { return matrix_schema(); },
+                 load_matrix_json);
+  for (const auto& [name, why] : kMatrixLoaderOnly) {
+    INFO(name, ": ", why);
+    CHECK(fs::exists(dir / "bad" / name));
+  }
+}
+
+TEST_CASE("matrix fixtures: what the good ones hold") {
+  const fs::path dir = kRoot / "tests/fixtures/matrix/good";
+  auto load = [&](const char* name) { return commfit::parse_matrix_json(slurp(dir / name), name).matrix; };
+  const auto sparse = load("sparse_small.json");
+  CHECK(sparse.ranks == 4);
+  CHECK(sparse.nnz() == 6);
+  CHECK(sparse.at(3, 2) == 8192);
+  const auto dense = load("dense_small.json");
+  CHECK(dense.nnz() == 5);   // zeros are not messages
+  CHECK(dense.at(2, 1) == 6);
+  CHECK(dense.at(1, 2) == 0);
+  CHECK(load("zero_entries_ignored.json").nnz() == 2);
+  CHECK(load("no_messages.json").nnz() == 0);
+  CHECK(load("single_rank.json").at(0, 0) == 4096);
+  CHECK(load("max_size.json").at(0, 1) == commfit::kMaxMessageBytes);
+  CHECK(load("with_memory.json").memory == std::vector<commfit::Bytes>{1000, 2000, 0, 8000});
+  CHECK(load("memory_scalar.json").memory == std::vector<commfit::Bytes>{150, 150, 150});
+  const auto floats = load("whole_number_floats.json");
+  CHECK(floats.ranks == 3);
+  CHECK(floats.at(1, 2) == 1000);
+  CHECK(floats.at(2, 0) == 25);
+  const auto named = load("self_messages.json");
+  CHECK(named.name == "self_messages");
+  CHECK(commfit::traffic_stats(named).local_copies == 3);
+  const auto file = commfit::parse_matrix_json(slurp(dir / "with_cost_and_topology.json"), "x.json");
+  CHECK(file.topology == "full");
+  CHECK(file.cost.at("tau_s").get<double>() == doctest::Approx(1.5e-6));
+}
+
+TEST_CASE("Matrix Market fixtures: good ones load, bad ones are rejected with file and line") {
+  const fs::path dir = kRoot / "tests/fixtures/mtx";
+  const auto good = files_in(dir / "good", ".mtx");
+  const auto bad = files_in(dir / "bad", ".mtx");
+  REQUIRE(good.size() >= 4);
+  REQUIRE(bad.size() >= 12);
+  for (const fs::path& p : good) {
+    const Fixture f = fixture(p);
+    INFO("good fixture ", f.file);
+    const auto by_loader = load_with(load_matrix_market, f.text, f.file);
+    CHECK_MESSAGE(!by_loader, "loader rejects it: " << by_loader.value_or(""));
+  }
+  for (const fs::path& p : bad) {
+    const Fixture f = fixture(p);
+    INFO("bad fixture ", f.file);
+    const auto by_loader = load_with(load_matrix_market, f.text, f.file);
+    REQUIRE_MESSAGE(by_loader.has_value(), "the loader accepts it");
+    CHECK_MESSAGE(by_loader->rfind(f.file + ": line ", 0) == 0, "message does not name file and line: " << *by_loader);
+  }
+  const auto real = commfit::parse_matrix_market(slurp(dir / "good/real_rounded_up.mtx"), "r.mtx").matrix;
+  CHECK(real.at(0, 1) == 1);    // 0.5 rounds up
+  CHECK(real.at(1, 2) == 11);   // 10.25 rounds up
+  CHECK(real.at(2, 0) == 3);
+  const auto ints = commfit::parse_matrix_market(slurp(dir / "good/integer_general.mtx"), "i.mtx").matrix;
+  CHECK(ints.ranks == 4);
+  CHECK(ints.at(0, 1) == 1024);   // 1-based (1, 2) is rank 0 -> rank 1
+  CHECK(ints.at(3, 2) == 8192);
+}
+
+TEST_CASE("examples: every matrix passes the schema and the loader") {
+  const auto jsons = files_in(kRoot / "examples", ".json");
+  REQUIRE(jsons.size() >= 5);
+  for (const fs::path& p : jsons) {
+    const Fixture f = fixture(p);
+    INFO(f.file);
+    const auto by_schema = matrix_schema().check(f.text);
+    CHECK_MESSAGE(!by_schema, "schema rejects it: " << by_schema.value_or(""));
+    std::optional<commfit::MatrixFile> m;
+    CHECK_NOTHROW(m = commfit::parse_matrix_json(f.text, f.file));
+    if (!m) continue;
+    CHECK(m->matrix.nnz() > 0);
+    CHECK_MESSAGE(m->matrix.name == p.stem().string(), "\"name\" should match the file name");
+    CHECK_MESSAGE(!m->matrix.description.empty(), "every example says what it is");
+  }
+  for (const fs::path& p : files_in(kRoot / "examples", ".mtx")) {
+    const Fixture f = fixture(p);
+    INFO(f.file);
+    std::optional<commfit::MatrixFile> mtx;
+    CHECK_NOTHROW(mtx = commfit::parse_matrix_market(f.text, f.file));
+    // An .mtx example is the same matrix as the .json of the same name.
+    const fs::path twin = fs::path(p).replace_extension(".json");
+    REQUIRE(fs::exists(twin));
+    const auto js = commfit::parse_matrix_json(slurp(twin), twin.string());
+    if (mtx) CHECK(commfit::matrix_fingerprint(mtx->matrix) == commfit::matrix_fingerprint(js.matrix));
+  }
+}
+
+TEST_CASE("examples: the Transportation paper's figures keep their margins") {
+  // Figure 1: r_i = c_j = 10 on 8 ranks; Figure 9: r_i = c_j = 17 on 4 ranks (diagonal included).
+  for (auto [name, p, t] : {std::tuple{"transport_fig1.json", 8, 10}, std::tuple{"transport_fig9.json", 4, 17}}) {
+    INFO(name);
+    const auto m = commfit::parse_matrix_json(slurp(kRoot / "examples" / name), name).matrix;
+    REQUIRE(m.ranks == p);
+    std::vector<commfit::Bytes> r(p, 0), c(p, 0);
+    m.for_each([&](commfit::Rank i, commfit::Rank j, commfit::Bytes b) { r[i] += b; c[j] += b; });
+    for (int i = 0; i < p; ++i) {
+      CHECK(r[i] == commfit::Bytes(t));
+      CHECK(c[i] == commfit::Bytes(t));
+    }
+  }
+}
+
+TEST_CASE("plan fixtures: the loaders and the plan schemas give the same verdict") {
+  const fs::path dir = kRoot / "tests/fixtures/plan";
+  auto schema_for = [](const std::string& name) -> const Schema& {
+    return name.rfind("manifest_", 0) == 0 ? manifest_schema() : rank_schema();
+  };
+  auto loader = [](const std::string& text, const std::string& file) {
+    if (fs::path(file).filename().string().rfind("manifest_", 0) == 0) load_manifest(text, file);
+    else load_rank(text, file);
+  };
+  const auto good = files_in(dir / "good", ".json");
+  const auto bad = files_in(dir / "bad", ".json");
+  REQUIRE(files_in(dir / "good", ".json", "manifest_").size() >= 1);
+  REQUIRE(files_in(dir / "good", ".json", "rank_").size() >= 3);
+  REQUIRE(bad.size() >= 20);
+  for (const fs::path& p : files_in(dir / "good", ".json")) {
+    INFO(p);
+    const std::string n = p.filename().string();
+    CHECK((n.rfind("manifest_", 0) == 0 || n.rfind("rank_", 0) == 0));
+  }
+  check_fixtures(good, bad, kPlanLoaderOnly, schema_for, loader);
+  for (const auto& [name, why] : kPlanLoaderOnly) {
+    INFO(name, ": ", why);
+    CHECK(fs::exists(dir / "bad" / name));
+  }
+}
+
+TEST_CASE("plan writers: what they write passes the schemas and reads back the same") {
+  const fs::path dir = kRoot / "tests/fixtures/plan/good";
+  for (const fs::path& p : files_in(dir, ".json", "manifest_")) {
+    INFO(p);
+    const commfit::Manifest m = commfit::parse_manifest(slurp(p), p.string());
+    const std::string text = commfit::manifest_json(m);
+    const auto by_schema = manifest_schema().check(text);
+    CHECK_MESSAGE(!by_schema, "written manifest fails the schema: " << by_schema.value_or("") << "\n" << text);
+    const commfit::Manifest back = commfit::parse_manifest(text, "written");
+    CHECK(back.ranks == m.ranks);
+    CHECK(back.phases == m.phases);
+    CHECK(back.strategy == m.strategy);
+    CHECK(back.options == m.options);
+    CHECK(back.matrix_fingerprint == m.matrix_fingerprint);
+    CHECK(back.staging_bytes_max == m.staging_bytes_max);
+    CHECK(back.planner == m.planner);
+    CHECK(commfit::manifest_json(back) == text);
+  }
+  for (const fs::path& p : files_in(dir, ".json", "rank_")) {
+    INFO(p);
+    const commfit::RankSchedule r = commfit::parse_rank_schedule(slurp(p), p.string());
+    const std::string text = commfit::rank_schedule_json(r);
+    const auto by_schema = rank_schema().check(text);
+    CHECK_MESSAGE(!by_schema, "written rank schedule fails the schema: " << by_schema.value_or("") << "\n" << text);
+    const commfit::RankSchedule back = commfit::parse_rank_schedule(text, "written");
+    CHECK(back.rank == r.rank);
+    CHECK(back.ranks == r.ranks);
+    CHECK(back.phases == r.phases);
+    CHECK(back.staging_bytes == r.staging_bytes);
+    CHECK(back.sends == r.sends);
+    CHECK(back.recvs == r.recvs);
+    CHECK(back.steps == r.steps);
+  }
+}
+
+TEST_CASE("plans commfit writes for the examples pass the plan schemas") {
+  const fs::path tmp = fs::temp_directory_path() / ("commfit-schema-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  for (const fs::path& p : files_in(kRoot / "examples", ".json")) {
+    INFO(p);
+    const fs::path out = tmp / (p.stem().string() + ".plan");
+    const std::string cmd = std::string("\"") + COMMFIT_EXE + "\" plan --quiet \"" + p.string() + "\" -o \"" +
+                            out.string() + "\" >\"" + (tmp / "log").string() + "\" 2>&1";
+    const int rc = std::system(cmd.c_str());
+    CHECK_MESSAGE(rc == 0, "commfit plan failed: " << slurp(tmp / "log"));
+    if (rc != 0) continue;
+    const std::string manifest = slurp(out / "manifest.json");
+    const auto by_schema = manifest_schema().check(manifest);
+    CHECK_MESSAGE(!by_schema, "manifest.json fails the schema: " << by_schema.value_or(""));
+    const commfit::Manifest m = commfit::parse_manifest(manifest, (out / "manifest.json").string());
+    int rank_files = 0;
+    for (const fs::path& r : files_in(out, ".json", "rank-")) {
+      INFO(r);
+      ++rank_files;
+      const auto why = rank_schema().check(slurp(r));
+      CHECK_MESSAGE(!why, "fails the schema: " << why.value_or(""));
+    }
+    CHECK(rank_files == m.ranks);
+  }
+  fs::remove_all(tmp);
+}
