@@ -185,7 +185,8 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   m.strategy = f.string("strategy");
   const json& options = f.need("options");
   if (!options.is_object()) throw InputError(file, "/options", "expected an object");
-  m.options = nlohmann::ordered_json::parse(options.dump());
+  // Keep the writer's key order, so that a plan read back is written back byte for byte.
+  m.options = nlohmann::ordered_json::parse(text)["options"];
   m.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(m.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   {
