@@ -1,0 +1,124 @@
+// The C API: a thin layer over the C++ Executor that turns exceptions into status codes and a
+// per-thread error message.
+#include "backends/exec/commfit_exec.h"
+
+#include "backends/exec/commfit_exec.hpp"
+
+#include <exception>
+#include <new>
+#include <string>
+
+struct commfit_exec_s {
+  commfit::exec::Executor executor;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+int fail(int code, const std::string& message) {
+  last_error = message;
+  return code;
+}
+
+template <class F>
+int guarded(F&& f) {
+  using commfit::exec::Error;
+  try {
+    f();
+    last_error.clear();
+    return COMMFIT_EXEC_SUCCESS;
+  } catch (const Error& e) {
+    switch (e.kind()) {
+      case Error::Kind::plan: return fail(COMMFIT_EXEC_ERR_PLAN, e.what());
+      case Error::Kind::counts: return fail(COMMFIT_EXEC_ERR_COUNTS, e.what());
+      case Error::Kind::usage: return fail(COMMFIT_EXEC_ERR_USAGE, e.what());
+    }
+    return fail(COMMFIT_EXEC_ERR_INTERNAL, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(COMMFIT_EXEC_ERR_INTERNAL, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(COMMFIT_EXEC_ERR_INTERNAL, e.what());
+  }
+}
+
+commfit::exec::Options to_options(const commfit_exec_options* o) {
+  commfit::exec::Options x;
+  if (!o) return x;
+  // An unknown protocol number passes through: load rejects it on every rank.
+  x.protocol = static_cast<commfit::exec::Protocol>(o->protocol);
+  x.barrier = o->barrier != 0;
+  x.pairwise = o->pairwise != 0;
+  x.max_outstanding = o->max_outstanding;
+  x.count_check = o->count_check == COMMFIT_EXEC_CHECK_FIRST_CALL ? commfit::exec::CountCheck::first_call
+                                                                 : commfit::exec::CountCheck::every_call;
+  x.check_consistency = o->check_consistency != 0;
+  // Out of range (also negative) values reach load's option check, which rejects them everywhere.
+  x.max_message = o->max_message < 0 ? 0 : static_cast<std::uint64_t>(o->max_message);
+  return x;
+}
+
+}  // namespace
+
+extern "C" {
+
+void commfit_exec_default_options(commfit_exec_options* options) {
+  if (!options) return;
+  const commfit::exec::Options x;
+  options->protocol = COMMFIT_EXEC_POST_ALL;
+  options->barrier = x.barrier;
+  options->pairwise = x.pairwise;
+  options->max_outstanding = x.max_outstanding;
+  options->count_check = COMMFIT_EXEC_CHECK_EVERY_CALL;
+  options->check_consistency = x.check_consistency;
+  options->max_message = static_cast<long long>(x.max_message);
+}
+
+int commfit_exec_load(const char* path, MPI_Comm comm, const commfit_exec_options* options,
+                      commfit_exec_t* out) {
+  if (!out) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_load: out is NULL");
+  *out = nullptr;
+  if (!path) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_load: path is NULL");
+  return guarded([&] {
+    *out = new commfit_exec_s{commfit::exec::Executor::load(path, comm, to_options(options))};
+  });
+}
+
+int commfit_exec_execute(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                         const int* sdispls, void* recvbuf, const int* recvcounts,
+                         const int* rdispls) {
+  if (!ex) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_execute: the executor is NULL");
+  return guarded([&] { ex->executor.execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls); });
+}
+
+int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                               const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                               const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  if (!ex) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_execute_typed: the executor is NULL");
+  return guarded([&] {
+    ex->executor.execute(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+
+int commfit_exec_free(commfit_exec_t* ex) {
+  if (!ex) return COMMFIT_EXEC_SUCCESS;
+  delete *ex;
+  *ex = nullptr;
+  return COMMFIT_EXEC_SUCCESS;
+}
+
+const char* commfit_exec_last_error(void) { return last_error.c_str(); }
+
+int commfit_exec_load_f(const char* path, MPI_Fint comm, const commfit_exec_options* options,
+                        commfit_exec_t* out) {
+  return commfit_exec_load(path, MPI_Comm_f2c(comm), options, out);
+}
+
+int commfit_exec_execute_typed_f(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                                 const int* sdispls, MPI_Fint sendtype, void* recvbuf,
+                                 const int* recvcounts, const int* rdispls, MPI_Fint recvtype) {
+  return commfit_exec_execute_typed(ex, sendbuf, sendcounts, sdispls, MPI_Type_f2c(sendtype), recvbuf,
+                                    recvcounts, rdispls, MPI_Type_f2c(recvtype));
+}
+
+}  // extern "C"

@@ -1,0 +1,80 @@
+/* commfit executor, C API (docs/EXECUTOR.md). For C, and for Fortran through ISO_C_BINDING (the
+ * *_f functions take Fortran MPI handles; examples/fortran_example.f90 shows the interface block).
+ *
+ *   commfit_exec_t ex;
+ *   if (commfit_exec_load("halo.plan", MPI_COMM_WORLD, NULL, &ex) != COMMFIT_EXEC_SUCCESS)
+ *     fprintf(stderr, "%s\n", commfit_exec_last_error());
+ *   commfit_exec_execute(ex, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls);
+ *   commfit_exec_free(&ex);
+ *
+ * Every function except commfit_exec_last_error and commfit_exec_default_options is collective
+ * over the executor's communicator; an error is returned on every rank, with the same message. */
+#ifndef COMMFIT_EXEC_H
+#define COMMFIT_EXEC_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct commfit_exec_s* commfit_exec_t;
+
+enum {
+  COMMFIT_EXEC_SUCCESS = 0,
+  COMMFIT_EXEC_ERR_PLAN = 1,     /* plan missing, unreadable, corrupted, for another p, mixed across ranks */
+  COMMFIT_EXEC_ERR_COUNTS = 2,   /* counts differ from the plan's (a plan for other counts) */
+  COMMFIT_EXEC_ERR_USAGE = 3,    /* bad argument: options, null handle, non-contiguous datatype */
+  COMMFIT_EXEC_ERR_INTERNAL = 4  /* anything else (out of memory) */
+};
+
+enum { COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1 };
+enum { COMMFIT_EXEC_CHECK_EVERY_CALL = 0, COMMFIT_EXEC_CHECK_FIRST_CALL = 1 };
+
+/* Mirrors commfit::exec::Options; fill with commfit_exec_default_options first. */
+typedef struct {
+  int protocol;           /* COMMFIT_EXEC_POST_ALL or COMMFIT_EXEC_HANDSHAKE */
+  int barrier;            /* nonzero: MPI_Barrier after every phase */
+  int pairwise;           /* nonzero: pairwise exchanges as MPI_Sendrecv */
+  int max_outstanding;    /* 0 = no cap, else >= 2 (post-all only) */
+  int count_check;        /* COMMFIT_EXEC_CHECK_EVERY_CALL or COMMFIT_EXEC_CHECK_FIRST_CALL */
+  int check_consistency;  /* nonzero: check at load that peers' steps match */
+  long long max_message;  /* pieces above this many bytes go as several messages (1 .. 2^31-1) */
+} commfit_exec_options;
+
+void commfit_exec_default_options(commfit_exec_options* options);
+
+/* path: a plan directory or a binary plan file. options may be NULL (defaults). On error *out is
+ * NULL. */
+int commfit_exec_load(const char* path, MPI_Comm comm, const commfit_exec_options* options,
+                      commfit_exec_t* out);
+
+/* MPI_Alltoallv semantics, counts and displacements in bytes. */
+int commfit_exec_execute(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                         const int* sdispls, void* recvbuf, const int* recvcounts,
+                         const int* rdispls);
+
+/* MPI_Alltoallv's signature; contiguous datatypes only. */
+int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                               const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                               const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
+
+/* Frees the executor (collective: it frees a communicator) and sets *ex to NULL. NULL is fine. */
+int commfit_exec_free(commfit_exec_t* ex);
+
+/* The message of the last error on the calling thread ("" when none). */
+const char* commfit_exec_last_error(void);
+
+/* Fortran entry points: MPI handles as MPI_Fint (the INTEGER handles of `use mpi`, or the
+ * MPI_VAL component of mpi_f08 handles); path is a NUL-terminated string. */
+int commfit_exec_load_f(const char* path, MPI_Fint comm, const commfit_exec_options* options,
+                        commfit_exec_t* out);
+int commfit_exec_execute_typed_f(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                                 const int* sdispls, MPI_Fint sendtype, void* recvbuf,
+                                 const int* recvcounts, const int* rdispls, MPI_Fint recvtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COMMFIT_EXEC_H */

@@ -1,0 +1,140 @@
+// commfit executor, C++ API (docs/EXECUTOR.md). Inside an MPI job, an Executor loads this rank's
+// schedule of a plan made by `commfit plan` and replays it as a drop-in for MPI_Alltoallv:
+//
+//   auto ex = commfit::exec::Executor::load("halo.plan", MPI_COMM_WORLD);   // collective
+//   for (...) ex.execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls);  // collective
+//
+// Every function here is collective over the executor's communicator, and every error is raised
+// on every rank of it (as commfit::exec::Error, with the same message everywhere), never a hang.
+// The executor talks on its own duplicate of the communicator, so it never matches application
+// messages. Also here: the two baselines of the benchmarks, plain MPI_Alltoallv and AC.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace commfit {
+struct RankSchedule;
+}
+
+namespace commfit::exec {
+
+enum class Protocol {
+  post_all = 0,   // S2: post the phase's receives, then its sends, wait for all
+  handshake = 1,  // S1: the receiver posts its receive and sends a zero-byte ready message;
+                  //     the sender waits for it before sending
+};
+
+enum class CountCheck {
+  every_call,  // each execute compares the counts with the plan and agrees on the verdict with one
+               // 4-byte MPI_Allreduce, so a mismatch on any rank fails on every rank (default)
+  first_call,  // only the first execute agrees collectively; later calls still compare locally
+               // (O(p)), and a rank whose counts changed calls MPI_Abort: without a collective the
+               // other ranks could not be told, and waiting for them would hang
+};
+
+struct Options {
+  Protocol protocol = Protocol::post_all;
+  bool barrier = false;           // MPI_Barrier after every phase (synchronous phases)
+  bool pairwise = true;           // a send and a receive with the same peer alone in a phase run as
+                                  // one MPI_Sendrecv
+  int max_outstanding = 0;        // post-all only: at most this many requests in flight per rank
+                                  // (0 = no cap, else >= 2); the phase's transfers are then posted
+                                  // in one global order of rank pairs, which cannot deadlock
+  std::uint64_t max_message = std::uint64_t{1} << 30;  // larger pieces go as several messages
+                                                       // (1 .. 2^31-1; MPI counts are int)
+  CountCheck count_check = CountCheck::every_call;
+  bool check_consistency = true;  // at load, one MPI_Alltoall of per-peer hashes proves that every
+                                  // rank's send steps match its peers' receive steps
+};
+
+const char* to_string(Protocol p);
+// "post-all" | "handshake"; throws std::invalid_argument otherwise.
+Protocol parse_protocol(const std::string& name);
+
+class Error : public std::runtime_error {
+ public:
+  enum class Kind { plan, counts, usage };
+  Error(Kind kind, int first_rank, const std::string& what)
+      : std::runtime_error(what), kind_(kind), first_rank_(first_rank) {}
+  Kind kind() const { return kind_; }
+  // The lowest rank that found the problem (its message is the one every rank raises).
+  int first_rank() const { return first_rank_; }
+
+ private:
+  Kind kind_;
+  int first_rank_;
+};
+
+struct ExecStats {
+  std::uint32_t phases = 0;        // phases of the plan (some may be empty on this rank)
+  std::uint64_t network_steps = 0; // this rank's send + recv steps
+  std::uint64_t copy_steps = 0;
+  std::uint64_t pairs = 0;         // pairwise exchanges run as MPI_Sendrecv
+  std::uint64_t staging_bytes = 0;
+  std::uint64_t executes = 0;
+};
+
+class Executor {
+ public:
+  // Loads this rank's schedule from `path`: a plan directory (reads rank-NNNNN.json only) or a
+  // binary plan file (reads its own slice only). Collective over `comm`.
+  static Executor load(const std::string& path, MPI_Comm comm, const Options& options = {});
+  // Same checks, from a schedule already in memory (made with make_plan, or by hand).
+  static Executor from_schedule(const RankSchedule& schedule, MPI_Comm comm,
+                                const Options& options = {}, const std::string& origin = "schedule");
+
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  ~Executor();   // frees the duplicated communicator: destroy on all ranks before MPI_Finalize
+
+  // MPI_Alltoallv semantics, counts and displacements in bytes.
+  void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+               const int* recvcounts, const int* rdispls);
+  // Counts in elements of elem_size bytes, displacements in elements.
+  void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+               const int* recvcounts, const int* rdispls, std::size_t elem_size);
+  // MPI_Alltoallv's signature; the datatypes must be contiguous (size == extent, lower bound 0).
+  void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+               void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
+
+  const ExecStats& stats() const;
+  const Options& options() const;
+  MPI_Comm comm() const;   // the duplicate the executor talks on
+
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);   // internal: load() and from_schedule() build it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Baseline: MPI_Alltoallv on MPI_BYTE, counts in bytes (a thin wrapper, for benchmarks and as the
+// reference of the tests).
+void alltoallv_bytes(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                     const int* recvcounts, const int* rdispls, MPI_Comm comm);
+
+// Baseline "AC" (all at once): post an Irecv for every nonzero receive count, an Isend for every
+// nonzero send count, copy the self message, wait for all. Requests preallocated; no allocation in
+// execute. max_outstanding caps requests in flight as in Options (0 = no cap).
+class AllAtOnce {
+ public:
+  explicit AllAtOnce(MPI_Comm comm, int max_outstanding = 0);
+  AllAtOnce(AllAtOnce&&) noexcept;
+  AllAtOnce& operator=(AllAtOnce&&) noexcept;
+  ~AllAtOnce();
+  void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+               const int* recvcounts, const int* rdispls);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commfit::exec

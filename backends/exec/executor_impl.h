@@ -1,0 +1,116 @@
+// Internals of the executor shared by its sources: the compiled form of a rank schedule (what
+// load builds once, so execute only walks arrays), and the collective error agreement.
+#pragma once
+
+#include "backends/exec/commfit_exec.hpp"
+#include "ir/plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commfit::exec {
+
+// Data tag of phase k: 2 * (k mod kTagPhases); its ready tag is one more. Below MPI's minimum
+// guaranteed MPI_TAG_UB (32767).
+inline constexpr std::uint32_t kTagPhases = 16384;
+
+enum class Where : std::uint8_t { send_buf, recv_buf, stage };
+
+// One MPI message of a phase: a piece, or one chunk of a piece larger than Options::max_message.
+struct NetOp {
+  int peer = 0;
+  int tag = 0;
+  int count = 0;          // bytes
+  Where where = Where::send_buf;
+  Rank disp = 0;          // send_buf: index into sdispls (the piece's dst); recv_buf: into rdispls (its src)
+  Bytes offset = 0;       // within the message (send_buf, recv_buf) or the staging area
+  std::uint64_t key = 0;  // position in the global pair order (max_outstanding only)
+  bool is_send = false;
+};
+
+struct CopyOp {
+  Bytes offset = 0;       // bytes [offset, offset + bytes) of the self message
+  Bytes bytes = 0;
+};
+
+struct PhaseOps {
+  std::uint32_t recv_begin = 0, recv_end = 0;   // non-paired receives, in `recvs`
+  std::uint32_t send_begin = 0, send_end = 0;   // non-paired sends, in `sends`
+  std::uint32_t pair_begin = 0, pair_end = 0;   // pairwise exchanges, in `pair_sends`/`pair_recvs`
+  std::uint32_t copy_begin = 0, copy_end = 0;   // in `copies`
+  std::uint32_t window_begin = 0, window_end = 0;  // all network ops in pair order, in `window`
+};
+
+// One call's buffers; scales turn counts and displacements into bytes.
+struct Call {
+  const char* sbuf = nullptr;
+  char* rbuf = nullptr;
+  const int* scounts = nullptr;
+  const int* sdispls = nullptr;
+  const int* rcounts = nullptr;
+  const int* rdispls = nullptr;
+  std::int64_t scount_scale = 1, sdispl_scale = 1, rcount_scale = 1, rdispl_scale = 1;
+};
+
+struct Executor::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;   // the duplicate
+  int rank = 0, size = 0;
+  Options options;
+  ExecStats stats;
+  std::string origin;               // file the schedule came from, for messages
+  std::string fingerprint;
+  std::uint32_t phases = 0;
+
+  std::vector<std::int64_t> expect_send, expect_recv;   // dense row / column of COM, bytes
+  std::vector<PhaseOps> phase_ops;
+  std::vector<NetOp> recvs, sends, pair_sends, pair_recvs, window;
+  std::vector<CopyOp> copies;
+  std::vector<char> stage;
+
+  std::vector<MPI_Request> requests;   // sized at load for the busiest phase
+  std::vector<int> indices;
+  bool counts_agreed = false;
+  char ready_byte = 0;
+
+  ~Impl();
+
+  // Local checks of the schedule and compilation into the arrays above; throws InputError.
+  void compile(const RankSchedule& rs);
+  // Per-peer hashes of the send and receive step sequences (size `size` each).
+  void step_hashes(const RankSchedule& rs, std::vector<std::uint64_t>& send_hash,
+                   std::vector<std::uint64_t>& recv_hash) const;
+
+  // One execute; usage_error (a problem with the call found by the caller) fails it collectively.
+  void run(const Call& c, const std::string* usage_error);
+  // True when the counts of `c` are the plan's; else writes the first mismatch to `msg` (if given).
+  bool counts_match(const Call& c, std::string* msg) const;
+  void run_phase_post_all(const PhaseOps& ph, const Call& c);
+  void run_phase_handshake(const PhaseOps& ph, const Call& c);
+  void run_phase_window(const PhaseOps& ph, const Call& c);
+  void run_pairs(const PhaseOps& ph, const Call& c);
+  void run_copies(const PhaseOps& ph, const Call& c);
+};
+
+// Collective: the lowest rank whose `failed` is true, or -1 when none (one MPI_Allreduce).
+int first_failing_rank(MPI_Comm comm, bool failed);
+// Collective, after first_failing_rank returned `first` >= 0: every rank throws Error carrying
+// rank `first`'s kind and message.
+[[noreturn]] void raise_agreed(MPI_Comm comm, int first, Error::Kind kind, const std::string& message);
+// Both: throws on every rank when any rank's `local_error` is non-empty.
+void agree(MPI_Comm comm, Error::Kind kind, const std::string& local_error);
+
+// Address of an op's bytes in this call.
+inline char* op_address(const NetOp& op, const Call& c, char* stage) {
+  switch (op.where) {
+    case Where::send_buf:
+      return const_cast<char*>(c.sbuf) + c.sdispls[op.disp] * c.sdispl_scale + std::int64_t(op.offset);
+    case Where::recv_buf:
+      return c.rbuf + c.rdispls[op.disp] * c.rdispl_scale + std::int64_t(op.offset);
+    case Where::stage:
+      return stage + op.offset;
+  }
+  return nullptr;
+}
+
+}  // namespace commfit::exec

@@ -1,0 +1,398 @@
+// Loading a rank schedule into an Executor: read (plan directory or binary file), check locally,
+// compile into per-phase op arrays, then agree collectively that every rank loaded the same,
+// mutually consistent plan. Every check ends in agree(), so an error on one rank is an error on all.
+#include "backends/exec/executor_impl.h"
+
+#include "backends/plan_binary.h"
+#include "backends/plan_dir.h"
+#include "ir/error.h"
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <functional>
+#include <new>
+#include <numeric>
+
+namespace commfit::exec {
+namespace {
+
+constexpr Bytes kMaxStagingBytes = Bytes{1} << 40;
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  for (int k = 0; k < 8; ++k) {
+    h ^= (v >> (8 * k)) & 0xff;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
+
+std::string check_options(const Options& o) {
+  if (o.protocol != Protocol::post_all && o.protocol != Protocol::handshake)
+    return "unknown protocol " + std::to_string(static_cast<int>(o.protocol));
+  if (o.max_message == 0 || o.max_message > static_cast<std::uint64_t>(INT_MAX))
+    return "max_message must be in [1, 2^31 - 1], not " + std::to_string(o.max_message);
+  if (o.max_outstanding < 0 || o.max_outstanding == 1)
+    return "max_outstanding must be 0 (no cap) or at least 2, not " + std::to_string(o.max_outstanding);
+  if (o.max_outstanding > 0 && o.protocol != Protocol::post_all)
+    return "max_outstanding is supported by the post-all protocol only";
+  return {};
+}
+
+std::string range(Bytes a, Bytes b) {
+  return "[" + std::to_string(a) + ", " + std::to_string(b) + ")";
+}
+
+// Pieces of messages that touch one side of the user's buffers: (peer, offset, bytes).
+struct Span {
+  Rank peer;
+  Bytes offset, bytes;
+  bool operator<(const Span& o) const { return peer != o.peer ? peer < o.peer : offset < o.offset; }
+};
+
+// Every message of `expect` must be covered by `spans` exactly once.
+void check_tiling(std::vector<Span>& spans, const std::vector<std::int64_t>& expect, Rank self,
+                  bool recv_side, const std::string& file) {
+  std::sort(spans.begin(), spans.end());
+  std::size_t k = 0;
+  for (Rank peer = 0; peer < static_cast<Rank>(expect.size()); ++peer) {
+    const Rank src = recv_side ? peer : self, dst = recv_side ? self : peer;
+    const std::string msg = "message " + std::to_string(src) + " -> " + std::to_string(dst);
+    const char* list = recv_side ? "/recvs" : "/sends";
+    Bytes pos = 0;
+    for (; k < spans.size() && spans[k].peer == peer; ++k) {
+      if (spans[k].offset < pos)
+        throw InputError(file, list, "bytes " + range(spans[k].offset, pos) + " of " + msg + " are " +
+                                         (recv_side ? "received" : "sent") + " twice");
+      if (spans[k].offset > pos)
+        throw InputError(file, list, "bytes " + range(pos, spans[k].offset) + " of " + msg +
+                                         " are never " + (recv_side ? "received" : "sent"));
+      pos = spans[k].offset + spans[k].bytes;
+    }
+    if (pos != static_cast<Bytes>(expect[peer]))
+      throw InputError(file, list, "bytes " + range(pos, static_cast<Bytes>(expect[peer])) + " of " +
+                                       msg + " are never " + (recv_side ? "received" : "sent"));
+  }
+}
+
+// All ranks loaded the same plan: fingerprint and phase count agree (one MPI_Allreduce).
+void check_same_plan(Executor::Impl& x) {
+  std::uint64_t h = kHashSeed;
+  for (char ch : x.fingerprint) h = mix(h, static_cast<unsigned char>(ch));
+  h = mix(h, x.phases);
+  std::uint64_t v[2] = {h, ~h}, r[2] = {0, 0};
+  MPI_Allreduce(v, r, 2, MPI_UINT64_T, MPI_MIN, x.comm);
+  if (r[0] == ~r[1]) return;   // min == max
+  // Error path: tell everyone rank 0's plan, and let the lowest rank that differs explain.
+  int head[2] = {static_cast<int>(x.fingerprint.size()), static_cast<int>(x.phases)};
+  MPI_Bcast(head, 2, MPI_INT, 0, x.comm);
+  std::string fp0 = x.rank == 0 ? x.fingerprint : std::string(static_cast<std::size_t>(head[0]), '\0');
+  MPI_Bcast(fp0.data(), head[0], MPI_CHAR, 0, x.comm);
+  const bool differs = x.fingerprint != fp0 || x.phases != static_cast<std::uint32_t>(head[1]);
+  const int first = first_failing_rank(x.comm, differs);
+  if (first < 0) return;
+  raise_agreed(x.comm, first, Error::Kind::plan,
+               x.origin + ": loaded a different plan than rank 0 (matrix fingerprint " + x.fingerprint +
+                   ", " + std::to_string(x.phases) + " phases; rank 0 has " + fp0 + ", " +
+                   std::to_string(head[1]) + " phases): every rank must load the same plan");
+}
+
+// Every rank's sends to j are, step for step, j's receives from it (one MPI_Alltoall).
+void check_consistency(Executor::Impl& x, const std::vector<std::uint64_t>& send_hash,
+                       const std::vector<std::uint64_t>& recv_hash) {
+  std::vector<std::uint64_t> got(send_hash.size());
+  MPI_Alltoall(send_hash.data(), 1, MPI_UINT64_T, got.data(), 1, MPI_UINT64_T, x.comm);
+  std::string err;
+  for (int i = 0; i < x.size && err.empty(); ++i)
+    if (got[i] != recv_hash[i])
+      err = x.origin + ": the receive steps from rank " + std::to_string(i) +
+            " do not match rank " + std::to_string(i) +
+            "'s send steps to this rank (phase, piece or order differ): the ranks loaded "
+            "inconsistent plan files (mixed plans, or edited or corrupted files)";
+  agree(x.comm, Error::Kind::plan, err);
+}
+
+Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
+               const std::function<RankSchedule(int rank, int size, std::string& origin)>& read) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) throw Error(Error::Kind::usage, -1, "MPI is not initialized");
+  if (comm == MPI_COMM_NULL) throw Error(Error::Kind::usage, -1, "the communicator is MPI_COMM_NULL");
+  auto x = std::make_unique<Executor::Impl>();
+  MPI_Comm_dup(comm, &x->comm);
+  MPI_Comm_rank(x->comm, &x->rank);
+  MPI_Comm_size(x->comm, &x->size);
+  x->options = options;
+  x->origin = origin;
+  agree(x->comm, Error::Kind::usage, check_options(options));
+
+  std::vector<std::uint64_t> send_hash, recv_hash;
+  std::string err;
+  try {
+    const RankSchedule rs = read(x->rank, x->size, x->origin);
+    x->compile(rs);
+    x->step_hashes(rs, send_hash, recv_hash);
+  } catch (const std::bad_alloc&) {
+    err = x->origin + ": out of memory while loading the schedule";
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  agree(x->comm, Error::Kind::plan, err);
+  check_same_plan(*x);
+  if (options.check_consistency) check_consistency(*x, send_hash, recv_hash);
+  return Executor(std::move(x));
+}
+
+}  // namespace
+
+const char* to_string(Protocol p) { return p == Protocol::post_all ? "post-all" : "handshake"; }
+
+Protocol parse_protocol(const std::string& name) {
+  if (name == "post-all") return Protocol::post_all;
+  if (name == "handshake") return Protocol::handshake;
+  throw std::invalid_argument("unknown protocol '" + name + "' (post-all, handshake)");
+}
+
+Executor::Impl::~Impl() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+void Executor::Impl::compile(const RankSchedule& rs) {
+  const std::string& f = origin;
+  if (rs.ranks != size)
+    throw InputError(f, "/ranks", "the plan is for " + std::to_string(rs.ranks) +
+                                      " ranks but the communicator has " + std::to_string(size));
+  if (rs.rank != rank)
+    throw InputError(f, "/rank", "this is the schedule of rank " + std::to_string(rs.rank) +
+                                     ", loaded by rank " + std::to_string(rank));
+  phases = rs.phases;
+  fingerprint = rs.matrix_fingerprint;
+  expect_send.assign(size, 0);
+  expect_recv.assign(size, 0);
+  auto dense = [&](const std::vector<PeerBytes>& list, std::vector<std::int64_t>& out, const char* name) {
+    Rank prev = -1;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::string place = std::string("/") + name + "/" + std::to_string(k);
+      const PeerBytes& x = list[k];
+      if (x.peer < 0 || x.peer >= size) throw InputError(f, place, "peer " + std::to_string(x.peer) + " out of range");
+      if (x.peer <= prev) throw InputError(f, place, "peers are not in increasing order");
+      if (x.bytes == 0 || x.bytes > kMaxMessageBytes) throw InputError(f, place, "bytes out of range");
+      out[x.peer] = static_cast<std::int64_t>(x.bytes);
+      prev = x.peer;
+    }
+  };
+  dense(rs.sends, expect_send, "sends");
+  dense(rs.recvs, expect_recv, "recvs");
+  if (expect_send[rank] != expect_recv[rank])
+    throw InputError(f, "/recvs", "the self message has " + std::to_string(expect_send[rank]) +
+                                      " bytes in sends but " + std::to_string(expect_recv[rank]) + " in recvs");
+  if (rs.staging_bytes > kMaxStagingBytes)
+    throw InputError(f, "/staging_bytes", std::to_string(rs.staging_bytes) + " bytes is more than the executor allocates");
+
+  // Local checks of every step: ranges, and bytes that stay inside the buffers they name.
+  std::vector<Span> recv_spans, send_spans;
+  for (std::size_t k = 0; k < rs.steps.size(); ++k) {
+    const Step& s = rs.steps[k];
+    const std::string place = "/steps/" + std::to_string(k);
+    auto fail = [&](const std::string& what) { throw InputError(f, place, what); };
+    if (s.phase >= phases) fail("phase " + std::to_string(s.phase) + " out of range (the plan has " + std::to_string(phases) + ")");
+    for (Rank r : {s.peer, s.src, s.dst})
+      if (r < 0 || r >= size) fail("rank " + std::to_string(r) + " out of range");
+    if (s.bytes == 0) fail("a step moves at least one byte");
+    auto within = [&](Bytes limit, const char* what) {
+      if (s.offset > limit || s.bytes > limit - s.offset)
+        fail("bytes " + range(s.offset, s.offset + s.bytes) + " of message " + std::to_string(s.src) + " -> " +
+             std::to_string(s.dst) + " lie outside " + what + " (" + std::to_string(limit) + " bytes)");
+    };
+    auto in_stage = [&] {
+      if (s.stage_offset > rs.staging_bytes || s.bytes > rs.staging_bytes - s.stage_offset)
+        fail("staging range " + range(s.stage_offset, s.stage_offset + s.bytes) + " lies outside the staging area (" +
+             std::to_string(rs.staging_bytes) + " bytes)");
+    };
+    switch (s.op) {
+      case Op::copy:
+        if (s.peer != rank || s.src != rank || s.dst != rank) fail("a copy step must have peer == src == dst == this rank");
+        if (s.buffer != Buffer::recv) fail("a copy step copies the self message into the receive buffer (buffer \"recv\")");
+        within(static_cast<Bytes>(expect_send[rank]), "the self message");
+        send_spans.push_back({rank, s.offset, s.bytes});
+        recv_spans.push_back({rank, s.offset, s.bytes});
+        break;
+      case Op::send:
+        if (s.peer == rank) fail("a rank does not send to itself (use a copy step)");
+        if (s.buffer == Buffer::send) {
+          if (s.src != rank) fail("a send from the send buffer must be of this rank's message (src " + std::to_string(s.src) + ")");
+          within(static_cast<Bytes>(expect_send[s.dst]), "the message");
+          send_spans.push_back({s.dst, s.offset, s.bytes});
+        } else if (s.buffer == Buffer::stage) {
+          in_stage();
+        } else {
+          fail("a send step sends from the send buffer or the staging area");
+        }
+        break;
+      case Op::recv:
+        if (s.peer == rank) fail("a rank does not receive from itself (use a copy step)");
+        if (s.buffer == Buffer::recv) {
+          if (s.dst != rank) fail("a receive into the receive buffer must be of a message to this rank (dst " + std::to_string(s.dst) + ")");
+          within(static_cast<Bytes>(expect_recv[s.src]), "the message");
+          recv_spans.push_back({s.src, s.offset, s.bytes});
+        } else if (s.buffer == Buffer::stage) {
+          in_stage();
+        } else {
+          fail("a receive step receives into the receive buffer or the staging area");
+        }
+        break;
+    }
+  }
+  check_tiling(send_spans, expect_send, rank, false, f);
+  check_tiling(recv_spans, expect_recv, rank, true, f);
+
+  // Compile: steps in step_less order, bucketed by phase; pieces above max_message split.
+  std::vector<std::size_t> order(rs.steps.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return step_less(rs.steps[a], rs.steps[b]); });
+  stage.assign(rs.staging_bytes, 0);
+  phase_ops.assign(phases, PhaseOps{});
+  const bool cap = options.max_outstanding > 0;
+  const bool pair = options.pairwise && !cap;
+  std::vector<NetOp> ph_recv, ph_send;
+  std::size_t busiest = 0, k = 0;
+  stats = ExecStats{};
+  stats.phases = phases;
+  stats.staging_bytes = rs.staging_bytes;
+  for (Phase p = 0; p < phases; ++p) {
+    PhaseOps& po = phase_ops[p];
+    ph_recv.clear();
+    ph_send.clear();
+    po.copy_begin = static_cast<std::uint32_t>(copies.size());
+    const int tag = static_cast<int>(2 * (p % kTagPhases));
+    for (; k < order.size() && rs.steps[order[k]].phase == p; ++k) {
+      const Step& s = rs.steps[order[k]];
+      if (s.op == Op::copy) {
+        copies.push_back({s.offset, s.bytes});
+        ++stats.copy_steps;
+        continue;
+      }
+      ++stats.network_steps;
+      auto& list = s.op == Op::send ? ph_send : ph_recv;
+      for (Bytes done = 0; done < s.bytes; done += options.max_message) {
+        NetOp op;
+        op.peer = s.peer;
+        op.tag = tag;
+        op.count = static_cast<int>(std::min<Bytes>(options.max_message, s.bytes - done));
+        op.is_send = s.op == Op::send;
+        if (s.buffer == Buffer::stage) {
+          op.where = Where::stage;
+          op.offset = s.stage_offset + done;
+        } else {
+          op.where = s.buffer == Buffer::send ? Where::send_buf : Where::recv_buf;
+          op.disp = s.buffer == Buffer::send ? s.dst : s.src;
+          op.offset = s.offset + done;
+        }
+        op.key = (list.empty() || list.back().peer != op.peer) ? 0 : list.back().key + 1;
+        list.push_back(op);
+      }
+    }
+    po.copy_end = static_cast<std::uint32_t>(copies.size());
+    // Pairwise exchanges: exactly one send and one receive with a peer in this phase.
+    po.pair_begin = static_cast<std::uint32_t>(pair_sends.size());
+    po.recv_begin = static_cast<std::uint32_t>(recvs.size());
+    po.send_begin = static_cast<std::uint32_t>(sends.size());
+    auto run_of = [](const std::vector<NetOp>& v, std::size_t i) {
+      std::size_t j = i;
+      while (j < v.size() && v[j].peer == v[i].peer) ++j;
+      return j - i;
+    };
+    std::vector<bool> paired_send(ph_send.size(), false), paired_recv(ph_recv.size(), false);
+    if (pair) {
+      for (std::size_t i = 0, j = 0; i < ph_send.size() && j < ph_recv.size();) {
+        if (ph_send[i].peer < ph_recv[j].peer) { i += run_of(ph_send, i); continue; }
+        if (ph_recv[j].peer < ph_send[i].peer) { j += run_of(ph_recv, j); continue; }
+        const std::size_t ns = run_of(ph_send, i), nr = run_of(ph_recv, j);
+        if (ns == 1 && nr == 1) {
+          pair_sends.push_back(ph_send[i]);
+          pair_recvs.push_back(ph_recv[j]);
+          paired_send[i] = paired_recv[j] = true;
+          ++stats.pairs;
+        }
+        i += ns;
+        j += nr;
+      }
+    }
+    for (std::size_t i = 0; i < ph_recv.size(); ++i)
+      if (!paired_recv[i]) recvs.push_back(ph_recv[i]);
+    for (std::size_t i = 0; i < ph_send.size(); ++i)
+      if (!paired_send[i]) sends.push_back(ph_send[i]);
+    po.pair_end = static_cast<std::uint32_t>(pair_sends.size());
+    po.recv_end = static_cast<std::uint32_t>(recvs.size());
+    po.send_end = static_cast<std::uint32_t>(sends.size());
+    // With a cap: all ops in one global order of (rank pair, direction, sequence).
+    po.window_begin = static_cast<std::uint32_t>(window.size());
+    if (cap) {
+      window.insert(window.end(), ph_recv.begin(), ph_recv.end());
+      window.insert(window.end(), ph_send.begin(), ph_send.end());
+      const int me = rank;
+      std::sort(window.begin() + po.window_begin, window.end(), [me](const NetOp& a, const NetOp& b) {
+        auto key = [me](const NetOp& o) {
+          return std::make_tuple(std::min(me, o.peer), std::max(me, o.peer), o.is_send ? me : o.peer, o.key);
+        };
+        return key(a) < key(b);
+      });
+    }
+    po.window_end = static_cast<std::uint32_t>(window.size());
+    const std::size_t n = (po.recv_end - po.recv_begin) + (po.send_end - po.send_begin);
+    busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n);
+  }
+  if (cap) busiest = static_cast<std::size_t>(options.max_outstanding);
+  requests.assign(std::max<std::size_t>(busiest, 1), MPI_REQUEST_NULL);
+  indices.assign(requests.size(), 0);
+}
+
+void Executor::Impl::step_hashes(const RankSchedule& rs, std::vector<std::uint64_t>& send_hash,
+                                 std::vector<std::uint64_t>& recv_hash) const {
+  send_hash.assign(size, kHashSeed);
+  recv_hash.assign(size, kHashSeed);
+  std::vector<const Step*> order;
+  order.reserve(rs.steps.size());
+  for (const Step& s : rs.steps) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const Step* a, const Step* b) { return step_less(*a, *b); });
+  for (const Step* s : order) {
+    if (s->op == Op::copy) continue;
+    std::uint64_t& h = (s->op == Op::send ? send_hash : recv_hash)[s->peer];
+    for (std::uint64_t v : {std::uint64_t{s->phase}, std::uint64_t(s->src), std::uint64_t(s->dst), s->offset, s->bytes})
+      h = mix(h, v);
+  }
+}
+
+Executor Executor::load(const std::string& path, MPI_Comm comm, const Options& options) {
+  return build(comm, options, path, [&](int rank, int size, std::string& origin) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      const fs::path file = fs::path(path) / rank_file_name(rank, size);
+      origin = file.string();
+      return read_rank_schedule(file);
+    }
+    if (!fs::exists(path, ec)) throw InputError(path, "", "no such plan directory or binary plan file");
+    return read_rank_schedule_binary(path, rank);
+  });
+}
+
+Executor Executor::from_schedule(const RankSchedule& schedule, MPI_Comm comm, const Options& options,
+                                 const std::string& origin) {
+  return build(comm, options, origin, [&](int, int, std::string&) { return schedule; });
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+Executor::~Executor() = default;
+const ExecStats& Executor::stats() const { return impl_->stats; }
+const Options& Executor::options() const { return impl_->options; }
+MPI_Comm Executor::comm() const { return impl_->comm; }
+
+}  // namespace commfit::exec

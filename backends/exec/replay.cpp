@@ -1,0 +1,187 @@
+// Executing a loaded plan: the count check, then the phases under the chosen protocol. Nothing
+// here allocates except on an error path: every array was sized at load (load.cpp).
+#include "backends/exec/executor_impl.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+namespace commfit::exec {
+namespace {
+
+void irecv(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Request* req) {
+  MPI_Irecv(op_address(op, c, stage), op.count, MPI_BYTE, op.peer, op.tag, comm, req);
+}
+void isend(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Request* req) {
+  MPI_Isend(op_address(op, c, stage), op.count, MPI_BYTE, op.peer, op.tag, comm, req);
+}
+
+// The datatype variant needs contiguous types: size == extent, lower bounds 0.
+bool contiguous(MPI_Datatype t, int* size) {
+  MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+  MPI_Type_size(t, size);
+  MPI_Type_get_extent(t, &lb, &extent);
+  MPI_Type_get_true_extent(t, &tlb, &textent);
+  return *size > 0 && lb == 0 && tlb == 0 && extent == *size && textent == *size;
+}
+
+}  // namespace
+
+bool Executor::Impl::counts_match(const Call& c, std::string* msg) const {
+  auto check = [&](const int* counts, std::int64_t scale, const std::vector<std::int64_t>& expect,
+                   bool send) {
+    for (int i = 0; i < size; ++i) {
+      const std::int64_t got = std::int64_t{counts[i]} * scale;
+      if (got == expect[i]) continue;
+      if (msg) {
+        const int src = send ? rank : i, dst = send ? i : rank;
+        *msg = origin + ": " + (send ? "sendcounts[" : "recvcounts[") + std::to_string(i) + "] is " +
+               std::to_string(got) + " bytes but the plan's message " + std::to_string(src) + " -> " +
+               std::to_string(dst) + " has " + std::to_string(expect[i]) +
+               " bytes: the plan was made for other counts (matrix " + fingerprint + ")";
+      }
+      return false;
+    }
+    return true;
+  };
+  return check(c.scounts, c.scount_scale, expect_send, true) &&
+         check(c.rcounts, c.rcount_scale, expect_recv, false);
+}
+
+void Executor::Impl::run_copies(const PhaseOps& ph, const Call& c) {
+  if (ph.copy_begin == ph.copy_end) return;
+  const char* from = c.sbuf + c.sdispls[rank] * c.sdispl_scale;
+  char* to = c.rbuf + c.rdispls[rank] * c.rdispl_scale;
+  for (std::uint32_t i = ph.copy_begin; i < ph.copy_end; ++i)
+    std::memcpy(to + copies[i].offset, from + copies[i].offset, copies[i].bytes);
+}
+
+void Executor::Impl::run_pairs(const PhaseOps& ph, const Call& c) {
+  // In peer order, which is one global order of rank pairs: blocking pairs cannot form a cycle.
+  for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) {
+    const NetOp& s = pair_sends[i];
+    const NetOp& r = pair_recvs[i];
+    MPI_Sendrecv(op_address(s, c, stage.data()), s.count, MPI_BYTE, s.peer, s.tag,
+                 op_address(r, c, stage.data()), r.count, MPI_BYTE, r.peer, r.tag, comm, MPI_STATUS_IGNORE);
+  }
+}
+
+void Executor::Impl::run_phase_post_all(const PhaseOps& ph, const Call& c) {
+  int n = 0;
+  for (std::uint32_t i = ph.recv_begin; i < ph.recv_end; ++i) irecv(recvs[i], c, stage.data(), comm, &requests[n++]);
+  for (std::uint32_t i = ph.send_begin; i < ph.send_end; ++i) isend(sends[i], c, stage.data(), comm, &requests[n++]);
+  run_copies(ph, c);
+  run_pairs(ph, c);
+  if (n > 0) MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void Executor::Impl::run_phase_handshake(const PhaseOps& ph, const Call& c) {
+  // requests: [data receives | ready sends | ready receives | data sends]
+  const int nr = static_cast<int>(ph.recv_end - ph.recv_begin);
+  const int ns = static_cast<int>(ph.send_end - ph.send_begin);
+  MPI_Request* data_recv = requests.data();
+  MPI_Request* ready_send = data_recv + nr;
+  MPI_Request* ready_recv = ready_send + nr;
+  MPI_Request* data_send = ready_recv + ns;
+  for (int i = 0; i < nr; ++i) irecv(recvs[ph.recv_begin + i], c, stage.data(), comm, &data_recv[i]);
+  for (int i = 0; i < nr; ++i) {
+    const NetOp& op = recvs[ph.recv_begin + i];
+    MPI_Isend(&ready_byte, 0, MPI_BYTE, op.peer, op.tag + 1, comm, &ready_send[i]);
+  }
+  for (int i = 0; i < ns; ++i) {
+    const NetOp& op = sends[ph.send_begin + i];
+    MPI_Irecv(&ready_byte, 0, MPI_BYTE, op.peer, op.tag + 1, comm, &ready_recv[i]);
+  }
+  run_copies(ph, c);
+  run_pairs(ph, c);
+  // Sends go out in step order, each once its receiver is ready: the order both sides agreed on.
+  for (int i = 0; i < ns; ++i) {
+    MPI_Wait(&ready_recv[i], MPI_STATUS_IGNORE);
+    isend(sends[ph.send_begin + i], c, stage.data(), comm, &data_send[i]);
+  }
+  if (nr + ns > 0) MPI_Waitall(2 * (nr + ns), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void Executor::Impl::run_phase_window(const PhaseOps& ph, const Call& c) {
+  // At most `cap` requests in flight, ops posted in the global (rank pair, direction, sequence)
+  // order: the smallest unfinished transfer is always posted on both of its sides.
+  run_copies(ph, c);
+  const int cap = options.max_outstanding;
+  int posted = 0;
+  for (std::uint32_t i = ph.window_begin; i < ph.window_end; ++i) {
+    int slot = posted;
+    if (posted < cap) {
+      ++posted;
+    } else {
+      MPI_Waitany(cap, requests.data(), &slot, MPI_STATUS_IGNORE);
+    }
+    const NetOp& op = window[i];
+    if (op.is_send) isend(op, c, stage.data(), comm, &requests[slot]);
+    else irecv(op, c, stage.data(), comm, &requests[slot]);
+  }
+  if (posted > 0) MPI_Waitall(posted, requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void Executor::Impl::run(const Call& c, const std::string* usage_error) {
+  // The count check: collective on the first call, and on every call unless first_call.
+  if (options.count_check == CountCheck::every_call || !counts_agreed) {
+    std::string msg;   // written only on a mismatch
+    bool ok = usage_error == nullptr && counts_match(c, &msg);
+    const int first = first_failing_rank(comm, !ok);
+    if (first >= 0)
+      raise_agreed(comm, first, usage_error ? Error::Kind::usage : Error::Kind::counts,
+                   usage_error ? *usage_error : msg);
+    counts_agreed = true;
+  } else if (usage_error != nullptr || !counts_match(c, nullptr)) {
+    std::string msg = usage_error ? *usage_error : std::string();
+    if (!usage_error) counts_match(c, &msg);
+    std::fprintf(stderr,
+                 "commfit exec: error: rank %d: %s\n(count_check = first_call: the other ranks cannot be "
+                 "told without a collective, so the job is aborted)\n",
+                 rank, msg.c_str());
+    MPI_Abort(comm, 3);
+  }
+  for (Phase p = 0; p < phases; ++p) {
+    const PhaseOps& ph = phase_ops[p];
+    if (options.max_outstanding > 0) run_phase_window(ph, c);
+    else if (options.protocol == Protocol::handshake) run_phase_handshake(ph, c);
+    else run_phase_post_all(ph, c);
+    if (options.barrier) MPI_Barrier(comm);
+  }
+  ++stats.executes;
+}
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                       const int* recvcounts, const int* rdispls) {
+  execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, 1);
+}
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                       const int* recvcounts, const int* rdispls, std::size_t elem_size) {
+  Call c{static_cast<const char*>(sendbuf), static_cast<char*>(recvbuf), sendcounts, sdispls,
+         recvcounts, rdispls};
+  c.scount_scale = c.sdispl_scale = c.rcount_scale = c.rdispl_scale = static_cast<std::int64_t>(elem_size);
+  std::string usage;
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) usage = "MPI_IN_PLACE is not supported";
+  else if (!sendcounts || !sdispls || !recvcounts || !rdispls) usage = "a count or displacement array is null";
+  else if (elem_size == 0 || elem_size > INT_MAX) usage = "element size " + std::to_string(elem_size) + " out of range";
+  impl_->run(c, usage.empty() ? nullptr : &usage);
+}
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                       void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  Call c{static_cast<const char*>(sendbuf), static_cast<char*>(recvbuf), sendcounts, sdispls,
+         recvcounts, rdispls};
+  std::string usage;
+  int ssize = 0, rsize = 0;
+  if (sendtype == MPI_DATATYPE_NULL || recvtype == MPI_DATATYPE_NULL) usage = "a datatype is MPI_DATATYPE_NULL";
+  else if (!contiguous(sendtype, &ssize) || !contiguous(recvtype, &rsize))
+    usage = "the datatypes must be contiguous (size == extent, lower bound 0)";
+  else if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) usage = "MPI_IN_PLACE is not supported";
+  else if (!sendcounts || !sdispls || !recvcounts || !rdispls) usage = "a count or displacement array is null";
+  c.scount_scale = c.sdispl_scale = ssize;
+  c.rcount_scale = c.rdispl_scale = rsize;
+  impl_->run(c, usage.empty() ? nullptr : &usage);
+}
+
+}  // namespace commfit::exec

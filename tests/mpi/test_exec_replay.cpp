@@ -1,0 +1,96 @@
+// Replays hand-made plans (tests/mpi/handmade_plans.h) under every protocol and option set, on
+// every pattern, and requires receive buffers byte-identical to MPI_Alltoallv on the same send
+// buffers. Also: the element-size and MPI_Datatype variants, and the baselines (AC, Alltoallv).
+// Usage: mpirun -np N test_exec_replay [--large]
+#include "handmade_plans.h"
+#include "support.h"
+
+#include <cstring>
+
+using namespace commfit;
+using namespace commfit::mpitest;
+
+namespace {
+
+void replay(Checker& chk, const Plan& plan, const Pattern& pat, const Config& cfg, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::string what = pat.name + " / " + plan.manifest.strategy + " / " + cfg.name;
+  exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], comm, cfg.options, what);
+  Buffers b = make_buffers(pat.matrix, rank);
+  for (std::uint64_t iter = 0; iter < 3; ++iter) {   // reuse: new data every call
+    fill_send(b, rank, iter);
+    reference(b, comm);
+    ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    const std::string diff = compare(b, rank, iter);
+    chk.check(diff.empty(), what + " iteration " + std::to_string(iter) + ": " + diff);
+  }
+  chk.check(ex.stats().executes == 3, what + ": stats().executes");
+}
+
+// Counts in elements: elem_size and MPI_Datatype variants.
+void typed(Checker& chk, MPI_Comm comm, Rank p) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<Message> msgs;
+  for (const Message& x : messages_of(random_matrix(p, 0.5, 300, 21, true)))
+    msgs.push_back({x.src, x.dst, x.bytes * 8});
+  const CommMatrix m = make_matrix(p, msgs);
+  const Plan plan = two_hop_plan(m);
+  for (Bytes unit : {Bytes{4}, Bytes{8}}) {
+    exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], comm, {}, "typed");
+    Buffers b = make_buffers(m, rank, unit);
+    fill_send(b, rank, unit, unit);
+    reference(b, comm, unit);
+    ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data(),
+               static_cast<std::size_t>(unit));
+    std::string diff = compare(b, rank, unit, unit);
+    chk.check(diff.empty(), "elem_size " + std::to_string(unit) + ": " + diff);
+
+    MPI_Datatype t = unit == 4 ? MPI_INT : MPI_DOUBLE;
+    std::fill(b.recv.begin(), b.recv.end(), 0xEE);
+    ex.execute(b.send.data(), b.sc.data(), b.sd.data(), t, b.recv.data(), b.rc.data(), b.rd.data(), t);
+    diff = compare(b, rank, unit, unit);
+    chk.check(diff.empty(), "MPI_Datatype of " + std::to_string(unit) + " bytes: " + diff);
+  }
+}
+
+// The AC baseline (with and without a cap) and the MPI_Alltoallv wrapper the benchmarks use.
+void baselines(Checker& chk, const Pattern& pat, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  for (int cap : {0, 2, 5}) {
+    exec::AllAtOnce ac(comm, cap);
+    Buffers b = make_buffers(pat.matrix, rank);
+    fill_send(b, rank, 7);
+    reference(b, comm);
+    ac.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    std::string diff = compare(b, rank, 7);
+    chk.check(diff.empty(), pat.name + " / AC cap " + std::to_string(cap) + ": " + diff);
+  }
+  Buffers b = make_buffers(pat.matrix, rank);
+  fill_send(b, rank, 8);
+  reference(b, comm);
+  exec::alltoallv_bytes(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data(), comm);
+  chk.check(compare(b, rank, 8).empty(), pat.name + " / alltoallv_bytes");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const bool large = argc > 1 && std::strcmp(argv[1], "--large") == 0;
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Checker chk(MPI_COMM_WORLD);
+  for (const Pattern& pat : patterns(size, large)) {
+    for (const Plan& plan : {round_robin_plan(pat.matrix), two_hop_plan(pat.matrix)})
+      for (const Config& cfg : configs()) replay(chk, plan, pat, cfg, MPI_COMM_WORLD);
+    baselines(chk, pat, MPI_COMM_WORLD);
+  }
+  typed(chk, MPI_COMM_WORLD, size);
+  const int status = chk.finish(large ? "test_exec_replay --large" : "test_exec_replay");
+  MPI_Finalize();
+  return status;
+}
