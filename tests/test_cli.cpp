@@ -1,0 +1,156 @@
+// The commfit command line end to end: plan -> verify, byte-identical reruns, exit statuses,
+// no output on failure.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A scratch directory for this process, removed at exit.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("commfit-cli-" + std::to_string(::getpid()));
+  Scratch() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+fs::path scratch_dir() {
+  static const Scratch scratch;
+  return scratch.dir;
+}
+
+Result commfit(const std::string& args) {
+  const fs::path out = scratch_dir() / "stdout", err = scratch_dir() / "stderr";
+  const std::string cmd = std::string("cd ") + scratch_dir().string() + " && " COMMFIT_EXE " " + args + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+std::string example(const std::string& name) { return std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name; }
+
+}  // namespace
+
+TEST_CASE("cli_plan_verify_examples") {
+  for (const char* name : {"stencil2d_16.json", "random_sparse_32.json", "random_sparse_32.mtx", "transport_fig1.json",
+                           "transport_fig9.json", "sample_sort_8.json"}) {
+    if (!fs::exists(example(name))) continue;
+    for (const char* alg : {"optimal", "rs_n", "lp"}) {
+      INFO(name << " " << alg);
+      const Result plan = commfit("plan " + example(name) + " -o ex.plan --verify-each --algorithm " + alg);
+      CHECK(plan.status == 0);
+      CHECK(plan.err.empty());
+      CHECK(plan.out.find("phases") != std::string::npos);
+      const Result v = commfit("verify " + example(name) + " ex.plan");
+      CHECK(v.status == 0);
+      CHECK(v.out.find("verifies") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("cli_plans_are_byte_identical") {
+  for (const char* alg : {"optimal", "rs_n"}) {
+    REQUIRE(commfit("plan " + example("random_sparse_32.json") + " -o a.plan -q --seed 7 --algorithm " + alg).status == 0);
+    REQUIRE(commfit("plan " + example("random_sparse_32.json") + " -o b.plan -q --seed 7 --algorithm " + alg).status == 0);
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(scratch_dir() / "a.plan")) {
+      const fs::path other = scratch_dir() / "b.plan" / e.path().filename();
+      CHECK(slurp(e.path()) == slurp(other));
+      ++files;
+    }
+    CHECK(files == 33);   // manifest + 32 ranks
+  }
+}
+
+TEST_CASE("cli_default_output_name") {
+  fs::remove_all(scratch_dir() / "stencil2d_16.plan");
+  CHECK(commfit("plan -q " + example("stencil2d_16.json")).status == 0);
+  CHECK(fs::exists(scratch_dir() / "stencil2d_16.plan" / "manifest.json"));
+  CHECK(fs::exists(scratch_dir() / "stencil2d_16.plan" / "rank-00015.json"));
+}
+
+TEST_CASE("cli_usage_errors_exit_2_without_output") {
+  fs::remove_all(scratch_dir() / "none.plan");
+  Result r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --algorithm magic");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: unknown algorithm \"magic\" (choose from: optimal, rs_n, lp)\n");
+  CHECK(!fs::exists(scratch_dir() / "none.plan"));
+  r = commfit("plan missing.json -o none.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: missing.json: cannot open the file\n");
+  CHECK(!fs::exists(scratch_dir() / "none.plan"));
+  r = commfit("plan --no-such-flag x.json");
+  CHECK(r.status == 2);
+  r = commfit("frobnicate");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("cli_verify_rejects_a_tampered_plan") {
+  REQUIRE(commfit("plan -q " + example("stencil2d_16.json") + " -o t.plan").status == 0);
+  const fs::path f = scratch_dir() / "t.plan" / "rank-00005.json";
+  std::string text = slurp(f);
+  const auto at = text.find("\"bytes\": ");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 9, "\"bytes\": 1");   // prefix a digit: the piece grows tenfold or more
+  std::ofstream(f, std::ios::binary) << text;
+  const Result r = commfit("verify " + example("stencil2d_16.json") + " t.plan");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("lie beyond the message's") != std::string::npos);
+  // A receive from the wrong peer: well-formed, but the transfer no longer matches (rule 3).
+  REQUIRE(commfit("plan -q " + example("stencil2d_16.json") + " -o t.plan").status == 0);
+  text = slurp(f);
+  const std::string from4 = "\"op\": \"recv\", \"peer\": 4,";
+  const auto peer = text.find(from4);
+  REQUIRE(peer != std::string::npos);
+  text.replace(peer, from4.size(), "\"op\": \"recv\", \"peer\": 6,");
+  std::ofstream(f, std::ios::binary) << text;
+  const Result r3 = commfit("verify " + example("stencil2d_16.json") + " t.plan");
+  CHECK(r3.status == 1);
+  CHECK(r3.err.find("rule 3: receive without a matching send: phase 0, 6 -> 5") != std::string::npos);
+  // A plan verified against another matrix: the fingerprint differs.
+  REQUIRE(commfit("plan -q " + example("stencil2d_16.json") + " -o u.plan").status == 0);
+  const Result other = commfit("verify " + example("random_sparse_32.json") + " u.plan");
+  CHECK(other.status == 1);
+  CHECK(other.err.find("plan is for 16 ranks, matrix has 32") != std::string::npos);
+}
+
+TEST_CASE("cli_show_and_stats") {
+  REQUIRE(commfit("plan -q " + example("stencil2d_16.json") + " -o s.plan").status == 0);
+  Result r = commfit("show s.plan");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("phase 0:") != std::string::npos);
+  r = commfit("show s.plan --rank 5");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("rank 5:") != std::string::npos);
+  CHECK(commfit("show s.plan --rank 16").status == 2);
+  r = commfit("stats " + example("stencil2d_16.json"));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("h = max(f, g) = 4 messages") != std::string::npos);
+  r = commfit("--list-passes");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("rs_n") != std::string::npos);
+}
