@@ -70,7 +70,7 @@ Run run_plan(const std::string& fixture, const fs::path& scratch) {
 
 }  // namespace
 
-TEST_CASE("error goldens: every bad input fixture has one, and every golden has its fixture") {
+TEST_CASE("error goldens: every bad input fixture has one and every golden has its fixture") {
   const auto fixtures = bad_fixtures();
   REQUIRE(fixtures.size() >= 40);
   std::set<std::string> expected;

@@ -255,7 +255,7 @@ TEST_CASE("matrix fixtures: what the good ones hold") {
   CHECK(file.cost.at("tau_s").get<double>() == doctest::Approx(1.5e-6));
 }
 
-TEST_CASE("Matrix Market fixtures: good ones load, bad ones are rejected with file and line") {
+TEST_CASE("Matrix Market fixtures: good ones load and bad ones are rejected with file and line") {
   const fs::path dir = kRoot / "tests/fixtures/mtx";
   const auto good = files_in(dir / "good", ".mtx");
   const auto bad = files_in(dir / "bad", ".mtx");
