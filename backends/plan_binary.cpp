@@ -247,7 +247,7 @@ void write_all(int fd, const void* data, std::size_t bytes, std::uint64_t offset
   while (bytes > 0) {
     ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw InputError(name, "", std::string("write failed: ") + std::strerror(errno));
+    if (n <= 0) throw UsageError("cannot write " + name + ": " + std::strerror(errno));
     p += n;
     bytes -= static_cast<std::size_t>(n);
     offset += static_cast<std::uint64_t>(n);
@@ -298,11 +298,14 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
   const std::uint64_t index_end = kPlanBinaryHeaderBytes + std::uint64_t(m.ranks) * kPlanBinaryIndexEntryBytes;
   std::uint64_t offset = index_end + manifest.size();
 
+  const std::string name = file.string();
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !is_plan_binary(file))
+    throw UsageError(name + " exists and is not a commfit binary plan: not overwriting it");
   const std::filesystem::path tmp =
       file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  const std::string name = file.string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InputError(name, "", std::string("cannot create: ") + std::strerror(errno));
+  if (fd < 0) throw UsageError("cannot create " + tmp.string() + ": " + std::strerror(errno));
   try {
     std::vector<std::uint8_t> index(std::size_t(m.ranks) * kPlanBinaryIndexEntryBytes, 0);
     for (Rank r = 0; r < m.ranks; ++r) {
@@ -347,15 +350,13 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
     write_all(fd, b, sizeof b, 0, name);
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
       fd = -1;
-      throw InputError(name, "", std::string("write failed: ") + std::strerror(errno));
+      throw UsageError("cannot write " + name + ": " + std::strerror(errno));
     }
     fd = -1;
-    std::error_code ec;
     std::filesystem::rename(tmp, file, ec);
-    if (ec) throw InputError(name, "", "cannot rename the temporary file into place: " + ec.message());
+    if (ec) throw UsageError("cannot rename " + tmp.string() + " to " + name + ": " + ec.message());
   } catch (...) {
     if (fd >= 0) ::close(fd);
-    std::error_code ec;
     std::filesystem::remove(tmp, ec);
     throw;
   }
@@ -394,12 +395,7 @@ Plan read_plan_binary(const std::filesystem::path& file) {
 }
 
 void convert_plan_dir_to_binary(const std::filesystem::path& dir, const std::filesystem::path& file) {
-  const Plan plan = read_plan_dir(dir);
-  if (plan.ranks.size() != static_cast<std::size_t>(plan.manifest.ranks))
-    throw InputError((dir / "manifest.json").string(), "/ranks", "does not match the rank files");
-  for (Rank r = 0; r < plan.manifest.ranks; ++r)
-    check_rank_matches_manifest(plan, r, (dir / rank_file_name(r, plan.manifest.ranks)).string());
-  write_plan_binary(plan, file);
+  write_plan_binary(read_plan_dir(dir), file);   // read_plan_dir checks every file against the manifest
 }
 
 void convert_plan_binary_to_dir(const std::filesystem::path& file, const std::filesystem::path& dir) {
