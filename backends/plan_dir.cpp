@@ -70,9 +70,14 @@ class Fields {
 };
 
 json parse_json(std::string_view text, const std::string& file) {
-  int depth_limit = kMaxJsonDepth;
-  auto guard = [&](int depth, json::parse_event_t, json&) {
-    if (depth > depth_limit) throw InputError(file, "", "nesting deeper than " + std::to_string(depth_limit) + " levels");
+  // Bounded nesting, and no key twice in one object (a DOM would silently keep the last).
+  std::vector<std::set<std::string>> keys;
+  auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxJsonDepth) throw InputError(file, "", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+      throw InputError(file, "", "field \"" + parsed.get<std::string>() + "\" appears twice in one object");
     return true;
   };
   try {
@@ -195,6 +200,9 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
     m.cost.bandwidth_Bps = c.number("bandwidth_Bps");
     m.cost.estimate_s = c.number("estimate_s");
     m.cost.lower_bound_s = c.number("lower_bound_s");
+    if (!(m.cost.bandwidth_Bps > 0)) throw InputError(file, "/cost/bandwidth_Bps", "expected a positive number");
+    for (auto [key, v] : {std::pair{"tau_s", m.cost.tau_s}, {"estimate_s", m.cost.estimate_s}, {"lower_bound_s", m.cost.lower_bound_s}})
+      if (v < 0) throw InputError(file, std::string("/cost/") + key, "expected a non-negative number");
     c.no_others();
   }
   m.staging_bytes_max = f.uint("staging_bytes_max");

@@ -92,6 +92,8 @@ class MatrixSax {
   bool key(std::string& k) {
     Frame& f = stack_.back();
     f.key = k;
+    if (!capture_.empty() && capture_.back()->is_object() && capture_.back()->contains(k))
+      return fail_here("field appears twice");
     if (stack_.size() == 1) {
       if (fields.contains(k) || (k == "messages" && has_messages) || (k == "dense" && has_dense))
         return fail_at("/" + escape_pointer_token(k), "field appears twice");
@@ -171,7 +173,7 @@ class MatrixSax {
 
   bool enter() {
     if (static_cast<int>(stack_.size()) >= kMaxJsonDepth)
-      return fail_here("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      return fail_at(pointer_upto(2) + "/...", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     return true;
   }
   const std::string& top_key() const { return stack_[0].key; }
@@ -488,7 +490,7 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size())
       throw InputError(file, place(), std::string("expected a non-negative integer ") + what + ", got \"" + std::string(s) + "\"");
-    if (v > max) throw InputError(file, place(), std::string(what) + " " + std::string(s) + " is out of range");
+    if (v > max) throw InputError(file, place(), std::string(what) + " " + std::string(s) + " is out of range (at most " + std::to_string(max) + ")");
     return v;
   };
   std::vector<std::string_view> tok;
@@ -519,7 +521,8 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
     const std::string value(tok[2]);
     if (field == "integer") {
       if (!value.empty() && value[0] == '-') throw InputError(file, place(), "negative size " + value);
-      b = parse_index(tok[2], "size", kMaxMessageBytes);
+      b = parse_index(tok[2], "size", ~std::uint64_t{0});
+      if (b > kMaxMessageBytes) throw InputError(file, place(), "size " + value + " exceeds the limit of 2^53 bytes");
     } else {
       char* end = nullptr;
       const double d = std::strtod(value.c_str(), &end);

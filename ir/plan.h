@@ -49,8 +49,8 @@ struct RankSchedule {
 };
 
 struct CostSummary {
-  double tau_s = 0;
-  double bandwidth_Bps = 0;
+  double tau_s = 2e-6;            // the cost model's defaults (ir/cost_model.h)
+  double bandwidth_Bps = 1e10;
   double estimate_s = 0;
   double lower_bound_s = 0;
 };
