@@ -1,4 +1,5 @@
 // commfit plan MATRIX [-o DIR] [...]: plan, verify, write atomically, print the summary.
+#include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
@@ -33,7 +34,9 @@ int run_plan(const PlanCommand& c) {
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   PlanReport report;
   const Plan plan = make_plan(in.matrix, o, &report);
-  write_plan_dir(plan, out);
+  // -o NAME.cfp writes the single-file binary form; anything else a plan directory.
+  if (std::filesystem::path(out).extension() == ".cfp") write_plan_binary(plan, out);
+  else write_plan_dir(plan, out);
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
   if (!c.quiet) {
@@ -54,7 +57,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<PlanCommand>();
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
-  sub->add_option("-o,--output", c->output, "Plan directory to write (default: <matrix stem>.plan)");
+  sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + entry_names(strategy_table()))->capture_default_str();
   sub->add_option("--algorithm", c->plan.algorithm, "Decomposition: " + entry_names(algorithm_table()))->capture_default_str();
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();

@@ -1,4 +1,5 @@
 // commfit show PLAN [--rank R]: the plan in human-readable form, phase by phase.
+#include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/cost_model.h"
 #include "ir/error.h"
@@ -23,7 +24,8 @@ std::string piece(const Step& s) {
 }
 
 int run_show(const ShowCommand& c) {
-  const Plan plan = read_plan_dir(c.plan);
+  // Either form of a plan: a directory or the single binary file.
+  const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
   const Manifest& m = plan.manifest;
   std::printf("plan %s: %d ranks, %u phases, strategy %s %s\n", c.plan.c_str(), m.ranks, m.phases, m.strategy.c_str(), m.options.dump().c_str());
   std::printf("matrix %s\n", m.matrix_fingerprint.c_str());
@@ -75,7 +77,7 @@ int run_show(const ShowCommand& c) {
 void add_show_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<ShowCommand>();
   CLI::App* sub = app.add_subcommand("show", "Print a plan phase by phase (or one rank's steps)");
-  sub->add_option("PLAN", c->plan, "Plan directory")->required();
+  sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
   sub->add_option("--rank", c->rank, "Show only this rank's steps");
   sub->callback([c, &run] { run = [c] { return run_show(*c); }; });
 }

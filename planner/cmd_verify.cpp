@@ -1,6 +1,7 @@
 // commfit verify MATRIX PLAN: run the verifier (DESIGN.md) on plan files.
 // Exit 0 when the plan is valid, 1 when it breaks a rule (each problem on stderr), 2 when a file
 // cannot be read.
+#include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/cost_model.h"
 #include "ir/error.h"
@@ -32,7 +33,8 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path)
 
 int run_verify(const VerifyCommand& c) {
   const MatrixFile in = read_matrix(c.matrix);
-  const Plan plan = read_plan_dir(c.plan);
+  // Either form of a plan: a directory or the single binary file.
+  const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
   VerifyRules rules = rules_from_manifest(plan.manifest, c.plan);
   rules.max_problems = 20;
   const auto problems = verify(plan, in.matrix, rules);
@@ -54,7 +56,7 @@ void add_verify_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<VerifyCommand>();
   CLI::App* sub = app.add_subcommand("verify", "Check a plan directory against its matrix with the verifier");
   sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from")->required();
-  sub->add_option("PLAN", c->plan, "Plan directory")->required();
+  sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
   sub->callback([c, &run] { run = [c] { return run_verify(*c); }; });
 }
 
