@@ -7,7 +7,10 @@
 #include "planner/passes.h"
 #include "planner/pipeline.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstdio>
+#include <optional>
 #include <memory>
 
 namespace commfit {
@@ -19,13 +22,48 @@ struct PlanCommand {
   PlanOptions plan;
   bool quiet = false;
   bool time_passes = false;
+  std::optional<Bytes> memory;
+  std::string memory_file;
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
 };
 
+// --memory-file: one free-byte count per rank, separated by white space; '#' starts a comment.
+std::vector<Bytes> read_memory_file(const std::string& path) {
+  const std::string text = read_text_file(path, std::size_t{1} << 30);
+  std::vector<Bytes> out;
+  std::size_t line = 1;
+  for (std::size_t k = 0; k < text.size();) {
+    const char ch = text[k];
+    if (ch == '#') {
+      while (k < text.size() && text[k] != '\n') ++k;
+    } else if (std::isspace(static_cast<unsigned char>(ch))) {
+      line += ch == '\n';
+      ++k;
+    } else {
+      std::size_t e = k;
+      while (e < text.size() && !std::isspace(static_cast<unsigned char>(text[e])) && text[e] != '#') ++e;
+      Bytes v = 0;
+      auto [p, ec] = std::from_chars(text.data() + k, text.data() + e, v);
+      if (ec != std::errc() || p != text.data() + e)
+        throw InputError(path, "line " + std::to_string(line), "expected a non-negative integer byte count, got \"" + text.substr(k, e - k) + "\"");
+      out.push_back(v);
+      k = e;
+    }
+  }
+  return out;
+}
+
 int run_plan(const PlanCommand& c) {
   MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
+  if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
+  if (c.memory) o.memory.assign(static_cast<std::size_t>(in.matrix.ranks), *c.memory);
+  if (!c.memory_file.empty()) {
+    o.memory = read_memory_file(c.memory_file);
+    if (o.memory.size() != static_cast<std::size_t>(in.matrix.ranks))
+      throw InputError(c.memory_file, "", "expected " + std::to_string(in.matrix.ranks) + " byte counts (one per rank), got " + std::to_string(o.memory.size()));
+  }
   // The matrix file's cost defaults apply unless the command line overrides them.
   if (in.cost.is_object()) {
     if (in.cost.contains("tau_s") && c.tau->count() == 0) o.cost.tau_s = in.cost["tau_s"].get<double>();
@@ -60,6 +98,10 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + entry_names(strategy_table()))->capture_default_str();
   sub->add_option("--algorithm", c->plan.algorithm, "Decomposition: " + entry_names(algorithm_table()))->capture_default_str();
+  sub->add_option("--variant", c->plan.variant, "two-stage: transport, transport-scan, transport-alt, bhj, random")->capture_default_str();
+  sub->add_option("--method", c->plan.method, "memory: parking, relaxation")->capture_default_str();
+  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")");
+  sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();

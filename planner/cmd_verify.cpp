@@ -19,9 +19,20 @@ struct VerifyCommand {
   std::string matrix, plan;
 };
 
-VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path) {
+// The rules a plan claims: its manifest names the contention rule, and memory-constrained plans
+// record the free bytes per rank they were planned for (rule 5 is checked against those).
+VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path, CommMatrix& matrix) {
   VerifyRules rules;
-  rules.memory = true;
+  if (const auto mem = m.options.find("memory"); mem != m.options.end()) {
+    if (!mem->is_array() || mem->size() != static_cast<std::size_t>(matrix.ranks))
+      throw InputError(plan_path, "/options/memory", "expected one free-byte count per rank");
+    matrix.memory.clear();
+    for (const auto& v : *mem) {
+      if (!v.is_number_unsigned()) throw InputError(plan_path, "/options/memory", "expected non-negative integers");
+      matrix.memory.push_back(v.get<Bytes>());
+    }
+    rules.memory = true;
+  }
   const auto it = m.options.find("contention");
   const std::string c = it != m.options.end() && it->is_string() ? it->get<std::string>() : "node";
   if (c == "node") rules.contention = Contention::node;
@@ -32,10 +43,10 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path)
 }
 
 int run_verify(const VerifyCommand& c) {
-  const MatrixFile in = read_matrix(c.matrix);
+  MatrixFile in = read_matrix(c.matrix);
   // Either form of a plan: a directory or the single binary file.
   const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
-  VerifyRules rules = rules_from_manifest(plan.manifest, c.plan);
+  VerifyRules rules = rules_from_manifest(plan.manifest, c.plan, in.matrix);
   rules.max_problems = 20;
   const auto problems = verify(plan, in.matrix, rules);
   if (!problems.empty()) {
@@ -46,7 +57,7 @@ int run_verify(const VerifyCommand& c) {
   const TrafficStats s = traffic_stats(in.matrix);
   std::printf("commfit: %s verifies against %s: %d ranks, %u phases (h = %lld), contention rule %s, memory rule %s\n",
               c.plan.c_str(), c.matrix.c_str(), plan.manifest.ranks, plan.manifest.phases, static_cast<long long>(s.h),
-              to_string(rules.contention), in.matrix.memory.empty() ? "not applicable" : "checked");
+              to_string(rules.contention), rules.memory ? "checked" : "not applicable");
   return 0;
 }
 

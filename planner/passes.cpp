@@ -1,6 +1,7 @@
 #include "planner/passes.h"
 
 #include <algorithm>
+#include <vector>
 #include <cstdio>
 
 namespace commfit {
@@ -19,15 +20,30 @@ constexpr NamedEntry kAlgorithms[] = {
     {"lp", "Ranka-Wang §4.1 Fig. 2", "linear permutation: phase k pairs i with i XOR k (or i +- k mod p)"},
 };
 
-constexpr NamedEntry kStrategies[] = {
-    {"direct", "Ranka-Wang §4-6", "compress, decompose, lower, verify: every message sent whole, directly"},
+constexpr StrategyEntry kStrategies[] = {
+    {{"direct", "Ranka-Wang §4-6", "compress, decompose, lower, verify: every message sent whole, directly"}, strategy_direct},
+    {{"two-stage", "Transportation §7-8; BHJ §3", "every message split over p intermediaries: two balanced stages"}, strategy_two_stage},
+    {{"memory", "Pinar-Hendrickson §3", "phases that respect per-rank free memory, parking data on spare ranks"}, strategy_memory},
 };
+
+const std::vector<NamedEntry> kStrategyNames = [] {
+  std::vector<NamedEntry> v;
+  for (const StrategyEntry& s : kStrategies) v.push_back(s.entry);
+  return v;
+}();
 
 }  // namespace
 
 std::span<const NamedEntry> pass_table() { return kPasses; }
 std::span<const NamedEntry> algorithm_table() { return kAlgorithms; }
-std::span<const NamedEntry> strategy_table() { return kStrategies; }
+std::span<const StrategyEntry> strategies() { return kStrategies; }
+std::span<const NamedEntry> strategy_table() { return kStrategyNames; }
+
+const StrategyEntry* find_strategy(const std::string& name) {
+  for (const StrategyEntry& s : kStrategies)
+    if (name == s.entry.name) return &s;
+  return nullptr;
+}
 
 bool has_entry(std::span<const NamedEntry> table, const std::string& name) {
   return std::any_of(table.begin(), table.end(), [&](const NamedEntry& e) { return name == e.name; });

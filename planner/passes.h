@@ -2,6 +2,8 @@
 // It drives --list-passes, the help text and option validation.
 #pragma once
 
+#include "planner/strategies.h"
+
 #include <span>
 #include <string>
 
@@ -15,7 +17,13 @@ struct NamedEntry {
 
 std::span<const NamedEntry> pass_table();
 std::span<const NamedEntry> algorithm_table();   // --algorithm values of the direct strategy
-std::span<const NamedEntry> strategy_table();    // --strategy values
+struct StrategyEntry {
+  NamedEntry entry;
+  StrategyFn run;
+};
+std::span<const StrategyEntry> strategies();     // --strategy values and what runs them
+std::span<const NamedEntry> strategy_table();    // their names and descriptions
+const StrategyEntry* find_strategy(const std::string& name);
 
 bool has_entry(std::span<const NamedEntry> table, const std::string& name);
 std::string entry_names(std::span<const NamedEntry> table);   // "a, b, c"

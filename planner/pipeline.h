@@ -1,5 +1,6 @@
 // The planning pipeline: options in, verified Plan out. Strategies are straight lists of passes
-// (pipeline.cpp); the pass table (passes.h) names them for --list-passes and the help text.
+// (planner/strategy_*.cpp); the pass table (planner/passes.cpp) names them for --list-passes,
+// the help text and option validation.
 #pragma once
 
 #include "ir/cost_model.h"
@@ -12,11 +13,14 @@
 namespace commfit {
 
 struct PlanOptions {
-  std::string strategy = "direct";   // direct (more strategies land with their issues)
-  std::string algorithm = "optimal"; // decomposition for direct: optimal | rs_n | lp
+  std::string strategy = "direct";     // see strategy_table()
+  std::string algorithm = "optimal";   // direct: decomposition, see algorithm_table()
+  std::string variant = "transport";   // two-stage: transport | transport-scan | transport-alt | bhj | random
+  std::string method = "parking";      // memory: parking | relaxation
+  std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   std::uint64_t seed = 1;
   CostOptions cost;
-  bool verify_each = false;          // run the verifier after every schedule-producing pass
+  bool verify_each = false;            // run the verifier after every schedule-producing pass
 };
 
 struct PlanReport {
