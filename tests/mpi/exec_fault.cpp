@@ -1,0 +1,199 @@
+// A misused or damaged plan, one fault per mode: the executor must raise a clear error on every
+// rank (never hang). Like an application would, this program prints the error and exits with
+// status 2; tests/mpi/expect_error.cmake checks the status and that every rank printed it.
+// Usage: mpirun -np N exec_fault MODE   (modes: see `faults` below)
+#include "backends/plan_binary.h"
+#include "backends/plan_dir.h"
+#include "handmade_plans.h"
+#include "support.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <regex>
+
+using namespace commfit;
+using namespace commfit::mpitest;
+namespace fs = std::filesystem;
+
+namespace {
+
+int rank = 0, size = 0;
+fs::path scratch;
+
+CommMatrix matrix_a(Rank p) { return random_matrix(p, 0.6, 5000, 101, true); }
+CommMatrix matrix_b(Rank p) { return random_matrix(p, 0.6, 5000, 202, true); }
+
+// Rank 0 writes, everyone waits.
+fs::path write_dir(const Plan& plan, const std::string& name) {
+  const fs::path dir = scratch / name;
+  if (rank == 0) write_plan_dir(plan, dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return dir;
+}
+fs::path write_bin(const Plan& plan, const std::string& name) {
+  const fs::path file = scratch / name;
+  if (rank == 0) write_plan_binary(plan, file);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return file;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+// Rank 0 rewrites a file, everyone waits.
+void rewrite(const fs::path& p, const std::function<std::string(std::string)>& edit) {
+  if (rank == 0) {
+    const std::string text = edit(slurp(p));
+    std::ofstream(p, std::ios::binary | std::ios::trunc).write(text.data(), std::streamsize(text.size()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void execute_with(exec::Executor& ex, const CommMatrix& m, std::uint64_t iter = 0) {
+  Buffers b = make_buffers(m, rank);
+  fill_send(b, rank, iter);
+  ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+}
+
+const std::map<std::string, std::function<void()>> faults = {
+    {"other_counts", [] {   // a plan for other counts
+       auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD);
+       execute_with(ex, matrix_b(size));
+     }},
+    {"other_p_more", [] {   // a plan for p + 1 ranks
+       exec::Executor::load(write_dir(round_robin_plan(matrix_a(size + 1)), "big.plan").string(), MPI_COMM_WORLD);
+     }},
+    {"other_p_fewer", [] {   // a plan for p - 1 ranks: the last rank has no file
+       exec::Executor::load(write_dir(round_robin_plan(matrix_a(size - 1)), "small.plan").string(), MPI_COMM_WORLD);
+     }},
+    {"other_p_binary", [] {
+       exec::Executor::load(write_bin(round_robin_plan(matrix_a(size + 1)), "big.cfp").string(), MPI_COMM_WORLD);
+     }},
+    {"truncated_json", [] {   // rank 1's file cut in half
+       const fs::path dir = write_dir(two_hop_plan(matrix_a(size)), "t.plan");
+       rewrite(dir / rank_file_name(1, size), [](std::string s) { return s.substr(0, s.size() / 2); });
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"corrupted_json", [] {   // a byte of rank 2's file overwritten
+       const fs::path dir = write_dir(two_hop_plan(matrix_a(size)), "c.plan");
+       rewrite(dir / rank_file_name(2, size), [](std::string s) { s[s.size() / 3] = '#'; return s; });
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"edited_json_bytes", [] {   // rank 1 receives one byte less of a message: locally detectable
+       const fs::path dir = write_dir(round_robin_plan(matrix_a(size)), "e.plan");
+       rewrite(dir / rank_file_name(1, size), [](std::string s) {
+         std::smatch m;
+         const std::string text = s;
+         std::regex_search(text, m, std::regex("\"op\": \"recv\"[^}]*\"bytes\": (\\d+)"));
+         return s.replace(std::size_t(m.position(1)), std::size_t(m.length(1)), std::to_string(std::stoull(m.str(1)) - 1));
+       });
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"edited_json_phase", [] {   // rank 1 sends a message in another phase: only the peer can tell
+       const Plan plan = two_hop_plan(matrix_a(size));
+       const fs::path dir = write_dir(plan, "f.plan");
+       rewrite(dir / rank_file_name(1, size), [](std::string s) {
+         const std::size_t at = s.find("{\"phase\": 0, \"op\": \"send\"");
+         if (at == std::string::npos) std::abort();
+         s[at + 10] = '1';
+         return s;
+       });
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"truncated_binary", [] {
+       const fs::path file = write_bin(two_hop_plan(matrix_a(size)), "t.cfp");
+       rewrite(file, [](std::string s) { return s.substr(0, s.size() - 10); });
+       exec::Executor::load(file.string(), MPI_COMM_WORLD);
+     }},
+    {"corrupted_binary", [] {   // a byte of rank 2's slice flipped
+       const fs::path file = write_bin(two_hop_plan(matrix_a(size)), "c.cfp");
+       rewrite(file, [](std::string s) {
+         std::uint64_t off = 0;
+         for (int k = 7; k >= 0; --k)
+           off = (off << 8) | static_cast<unsigned char>(s[kPlanBinaryHeaderBytes + 2 * kPlanBinaryIndexEntryBytes + k]);
+         s[off + 20] = static_cast<char>(s[off + 20] ^ 0x40);
+         return s;
+       });
+       exec::Executor::load(file.string(), MPI_COMM_WORLD);
+     }},
+    {"mixed_plans", [] {   // odd ranks load a plan of another matrix
+       const fs::path a = write_dir(round_robin_plan(matrix_a(size)), "a.plan");
+       const fs::path b = write_dir(round_robin_plan(matrix_b(size)), "b.plan");
+       exec::Executor::load((rank % 2 ? b : a).string(), MPI_COMM_WORLD);
+     }},
+    {"mixed_same_matrix", [] {   // odd ranks load another plan of the same matrix
+       const fs::path a = write_dir(round_robin_plan(matrix_a(size)), "a.plan");
+       const fs::path b = write_dir(two_hop_plan(matrix_a(size)), "h.plan");
+       exec::Executor::load((rank % 2 ? b : a).string(), MPI_COMM_WORLD);
+     }},
+    {"missing_plan", [] { exec::Executor::load((scratch / "nothing.plan").string(), MPI_COMM_WORLD); }},
+    {"bad_options", [] {
+       exec::Options o;
+       o.max_outstanding = rank == 1 ? 1 : 0;   // wrong on one rank only
+       exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
+     }},
+    {"bad_datatype", [] {   // rank 1 passes a strided type
+       auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD);
+       Buffers b = make_buffers(matrix_a(size), rank);
+       MPI_Datatype strided;   // one byte every two: size 1, extent 2
+       MPI_Type_create_resized(MPI_BYTE, 0, 2, &strided);
+       MPI_Type_commit(&strided);
+       MPI_Datatype t = rank == 1 ? strided : MPI_BYTE;
+       ex.execute(b.send.data(), b.sc.data(), b.sd.data(), t, b.recv.data(), b.rc.data(), b.rd.data(), t);
+     }},
+    {"counts_changed", [] {   // the second call has other counts on rank 2 only
+       auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD);
+       execute_with(ex, matrix_a(size));
+       Buffers b = make_buffers(matrix_a(size), rank);
+       if (rank == 2) b.rc[0] += 1;
+       ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+     }},
+    {"counts_changed_first_call", [] {   // same, with count_check = first_call: the job aborts
+       exec::Options o;
+       o.count_check = exec::CountCheck::first_call;
+       auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
+       execute_with(ex, matrix_a(size));
+       Buffers b = make_buffers(matrix_a(size), rank);
+       if (rank == 2) b.sc[1] += 1;
+       ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+     }},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto it = argc == 2 ? faults.find(argv[1]) : faults.end();
+  if (it == faults.end() || size < 3) {
+    if (rank == 0) std::fprintf(stderr, "usage: mpirun -np N (N >= 3) exec_fault MODE\n");
+    MPI_Finalize();
+    return 64;
+  }
+  char path[256] = {};
+  if (rank == 0) {
+    std::snprintf(path, sizeof path, "%s/commfit-fault-XXXXXX", fs::temp_directory_path().c_str());
+    if (!mkdtemp(path)) MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  scratch = path;
+  int status = 0;
+  try {
+    it->second();
+    std::printf("rank %d: no error\n", rank);
+  } catch (const exec::Error& e) {
+    std::fprintf(stderr, "commfit exec: error: %s\n", e.what());
+    status = 2;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) fs::remove_all(scratch);
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,117 @@
+// The end-to-end check of every strategy and decomposition algorithm the planner has: each rank
+// plans the pattern with make_plan (deterministic, so every rank holds the same plan), the plan is
+// replayed under every protocol, and also written by rank 0 as a plan directory and a binary file
+// that every rank loads its own schedule from. Receive buffers must be byte-identical to
+// MPI_Alltoallv on the same send buffers.
+// Usage: mpirun -np N test_exec_planner [--large] [--only PATTERN] [--skip PATTERN]
+#include "backends/plan_binary.h"
+#include "backends/plan_dir.h"
+#include "ir/error.h"
+#include "planner/passes.h"
+#include "planner/pipeline.h"
+#include "support.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+using namespace commfit;
+using namespace commfit::mpitest;
+
+namespace {
+
+void run_one(Checker& chk, exec::Executor& ex, const Pattern& pat, const std::string& what, std::uint64_t iter) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Buffers b = make_buffers(pat.matrix, rank);
+  for (std::uint64_t k = iter; k < iter + 2; ++k) {
+    fill_send(b, rank, k);
+    reference(b, MPI_COMM_WORLD);
+    ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    const std::string diff = compare(b, rank, k);
+    chk.check(diff.empty(), what + ": " + diff);
+  }
+}
+
+// A scratch directory on the shared file system, made by rank 0.
+std::filesystem::path shared_scratch() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char path[256] = {};
+  if (rank == 0) {
+    std::snprintf(path, sizeof path, "%s/commfit-exec-XXXXXX", std::filesystem::temp_directory_path().c_str());
+    if (!mkdtemp(path)) MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  bool large = false;
+  std::string only, skip;
+  for (int k = 1; k < argc; ++k) {
+    if (std::strcmp(argv[k], "--large") == 0) large = true;
+    else if (std::strcmp(argv[k], "--only") == 0 && k + 1 < argc) only = argv[++k];
+    else if (std::strcmp(argv[k], "--skip") == 0 && k + 1 < argc) skip = argv[++k];
+  }
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Checker chk(MPI_COMM_WORLD);
+  const std::filesystem::path dir = shared_scratch();
+
+  std::vector<PlanOptions> variants;
+  for (const NamedEntry& s : strategy_table()) {
+    if (std::string(s.name) != "direct") {
+      PlanOptions o;
+      o.strategy = s.name;
+      variants.push_back(o);
+      continue;
+    }
+    for (const NamedEntry& a : algorithm_table()) {
+      PlanOptions o;
+      o.strategy = s.name;
+      o.algorithm = a.name;
+      variants.push_back(o);
+    }
+  }
+  int plans = 0;
+  for (const Pattern& pat : patterns(size, large)) {
+    if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
+    for (const PlanOptions& po : variants) {
+      const std::string name = pat.name + " / " + po.strategy + "(" + po.algorithm + ")";
+      Plan plan;
+      try {
+        plan = make_plan(pat.matrix, po);
+      } catch (const UsageError& e) {   // a strategy that does not apply to this pattern
+        if (rank == 0) std::printf("skipped %s: %s\n", name.c_str(), e.what());
+        continue;
+      }
+      ++plans;
+      for (const Config& cfg : configs()) {
+        exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], MPI_COMM_WORLD, cfg.options, name);
+        run_one(chk, ex, pat, name + " / " + cfg.name, 0);
+      }
+      // Through the files: a plan directory and its binary form.
+      const std::filesystem::path pdir = dir / "p.plan", pbin = dir / "p.cfp";
+      if (rank == 0) {
+        write_plan_dir(plan, pdir);
+        convert_plan_dir_to_binary(pdir, pbin);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (const std::filesystem::path& path : {pdir, pbin}) {
+        exec::Executor ex = exec::Executor::load(path.string(), MPI_COMM_WORLD);
+        run_one(chk, ex, pat, name + " / loaded from " + path.filename().string(), 5);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+  chk.check(plans > 0, "no plan was made");
+  if (rank == 0) std::filesystem::remove_all(dir);
+  const int status = chk.finish("test_exec_planner");
+  MPI_Finalize();
+  return status;
+}
