@@ -11,6 +11,7 @@
 #include "planner/pipeline.h"
 #include "support.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -63,18 +64,28 @@ int main(int argc, char** argv) {
   Checker chk(MPI_COMM_WORLD);
   const std::filesystem::path dir = shared_scratch();
 
+  // Every strategy of the table; direct with each algorithm, two-stage with each variant and
+  // memory with each method (the values `commfit plan --variant/--method` lists).
   std::vector<PlanOptions> variants;
   for (const NamedEntry& s : strategy_table()) {
-    if (std::string(s.name) != "direct") {
-      PlanOptions o;
-      o.strategy = s.name;
-      variants.push_back(o);
-      continue;
-    }
-    for (const NamedEntry& a : algorithm_table()) {
-      PlanOptions o;
-      o.strategy = s.name;
-      o.algorithm = a.name;
+    PlanOptions o;
+    o.strategy = s.name;
+    if (o.strategy == "direct") {
+      for (const NamedEntry& a : algorithm_table()) {
+        o.algorithm = a.name;
+        variants.push_back(o);
+      }
+    } else if (o.strategy == "two-stage") {
+      for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) {
+        o.variant = v;
+        variants.push_back(o);
+      }
+    } else if (o.strategy == "memory") {
+      for (const char* method : {"parking", "relaxation"}) {
+        o.method = method;
+        variants.push_back(o);
+      }
+    } else {
       variants.push_back(o);
     }
   }
@@ -82,10 +93,18 @@ int main(int argc, char** argv) {
   for (const Pattern& pat : patterns(size, large)) {
     if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
     for (const PlanOptions& po : variants) {
-      const std::string name = pat.name + " / " + po.strategy + "(" + po.algorithm + ")";
+      PlanOptions o = po;
+      std::string name = pat.name + " / " + po.strategy;
+      if (po.strategy == "direct") name += "(" + po.algorithm + ")";
+      if (po.strategy == "two-stage") name += "(" + po.variant + ")";
+      if (po.strategy == "memory") {   // every rank may hold half its largest traffic on top
+        const TrafficStats st = traffic_stats(pat.matrix);
+        o.memory.assign(std::size_t(size), std::max<Bytes>(st.t / 2, 1));
+        name += "(" + po.method + ", memory " + std::to_string(o.memory[0]) + ")";
+      }
       Plan plan;
       try {
-        plan = make_plan(pat.matrix, po);
+        plan = make_plan(pat.matrix, o);
       } catch (const UsageError& e) {   // a strategy that does not apply to this pattern
         if (rank == 0) std::printf("skipped %s: %s\n", name.c_str(), e.what());
         continue;

@@ -1,0 +1,137 @@
+! The commfit executor from Fortran, through ISO_C_BINDING and the C API (commfit_exec.h).
+! Loads a plan of the pattern bytes(i, j) = mod(3i + 5j, 7) * 100 (written by the test fixture
+! exec_write_plan, or by `commfit plan`), exchanges default INTEGERs with it (counts in elements,
+! MPI_INTEGER) and checks the result against MPI_Alltoallv.
+!   mpirun -np 4 fortran_example formula.plan
+module commfit_exec
+  use iso_c_binding
+  implicit none
+
+  integer(c_int), parameter :: COMMFIT_EXEC_SUCCESS = 0
+  integer(c_int), parameter :: COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1
+
+  type, bind(c) :: commfit_exec_options
+    integer(c_int) :: protocol, barrier, pairwise, max_outstanding, count_check, check_consistency
+    integer(c_long_long) :: max_message
+  end type
+
+  interface
+    subroutine commfit_exec_default_options(options) bind(c, name="commfit_exec_default_options")
+      import :: commfit_exec_options
+      type(commfit_exec_options), intent(out) :: options
+    end subroutine
+
+    integer(c_int) function commfit_exec_load_f(path, comm, options, ex) bind(c, name="commfit_exec_load_f")
+      import :: c_char, c_int, c_ptr, commfit_exec_options
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: comm
+      type(commfit_exec_options), intent(in) :: options
+      type(c_ptr), intent(out) :: ex
+    end function
+
+    integer(c_int) function commfit_exec_execute_typed_f(ex, sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype) bind(c, name="commfit_exec_execute_typed_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ex, sendbuf, recvbuf
+      integer(c_int), intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+      integer(c_int), value :: sendtype, recvtype
+    end function
+
+    integer(c_int) function commfit_exec_free(ex) bind(c, name="commfit_exec_free")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: ex
+    end function
+
+    type(c_ptr) function commfit_exec_last_error() bind(c, name="commfit_exec_last_error")
+      import :: c_ptr
+    end function
+  end interface
+
+contains
+
+  ! The last error as a Fortran string.
+  function last_error() result(text)
+    character(len=:), allocatable :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n
+    call c_f_pointer(commfit_exec_last_error(), chars, [4096])
+    n = 0
+    do while (chars(n + 1) /= c_null_char)
+      n = n + 1
+    end do
+    allocate(character(len=n) :: text)
+    text = transfer(chars(1:n), text)
+  end function
+end module
+
+program fortran_example
+  use mpi
+  use commfit_exec
+  implicit none
+  integer :: ierr, rank, nranks, q, k, iter, stotal, rtotal, bad, allbad
+  integer(c_int) :: status
+  integer, allocatable, target :: sendbuf(:), recvbuf(:), refbuf(:)
+  integer(c_int), allocatable :: sc(:), sd(:), rc(:), rd(:)
+  character(len=4096) :: path
+  type(commfit_exec_options) :: options
+  type(c_ptr) :: ex
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+  call get_command_argument(1, path)
+
+  ! Counts in INTEGERs (bytes / 4), segments laid out with one spare element between them.
+  allocate(sc(nranks), sd(nranks), rc(nranks), rd(nranks))
+  stotal = 0
+  rtotal = 0
+  do q = 0, nranks - 1
+    sc(q + 1) = mod(3 * rank + 5 * q, 7) * 25
+    rc(q + 1) = mod(3 * q + 5 * rank, 7) * 25
+    sd(q + 1) = stotal
+    rd(q + 1) = rtotal
+    stotal = stotal + sc(q + 1) + 1
+    rtotal = rtotal + rc(q + 1) + 1
+  end do
+  allocate(sendbuf(stotal), recvbuf(rtotal), refbuf(rtotal))
+
+  call commfit_exec_default_options(options)
+  options%protocol = COMMFIT_EXEC_HANDSHAKE
+  status = commfit_exec_load_f(trim(path) // c_null_char, MPI_COMM_WORLD, options, ex)
+  if (status /= COMMFIT_EXEC_SUCCESS) then
+    if (rank == 0) print '(a)', 'fortran_example: ' // last_error()
+    call MPI_Finalize(ierr)
+    stop 2
+  end if
+
+  bad = 0
+  do iter = 1, 10
+    do q = 0, nranks - 1
+      do k = 1, sc(q + 1)
+        sendbuf(sd(q + 1) + k) = rank * 1000000 + q * 10000 + k + iter
+      end do
+    end do
+    recvbuf = -1
+    refbuf = -1
+    status = commfit_exec_execute_typed_f(ex, c_loc(sendbuf), sc, sd, MPI_INTEGER, &
+                                          c_loc(recvbuf), rc, rd, MPI_INTEGER)
+    if (status /= COMMFIT_EXEC_SUCCESS) then
+      print '(a)', 'fortran_example: ' // last_error()
+      bad = bad + 1
+      exit
+    end if
+    call MPI_Alltoallv(sendbuf, sc, sd, MPI_INTEGER, refbuf, rc, rd, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+    if (any(recvbuf /= refbuf)) bad = bad + 1
+    do q = 0, nranks - 1
+      do k = 1, rc(q + 1)
+        if (refbuf(rd(q + 1) + k) /= q * 1000000 + rank * 10000 + k + iter) bad = bad + 1
+      end do
+    end do
+  end do
+  status = commfit_exec_free(ex)
+
+  call MPI_Allreduce(bad, allbad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a,i0,a)', 'fortran_example: ', nranks, ' ranks, 10 exchanges, ', allbad, ' mismatches'
+  call MPI_Finalize(ierr)
+  if (allbad /= 0) stop 1
+end program
