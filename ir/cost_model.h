@@ -1,5 +1,6 @@
 // The cost model of DESIGN.md ("Cost model"), from Ranka-Wang §2.2 assumption 1: a phase costs
-// tau + mu * (largest piece in it); synchronous phases add up. The lower bound is
+// tau + mu * (largest message in it); synchronous phases add up. A message is all pieces one rank
+// sends to one other rank in one phase (they travel as one MPI transfer). The lower bound is
 // LB = h * tau + t * mu (Transportation §2: no schedule beats the busiest rank's message count
 // or its byte count). mu = 1 / bandwidth.
 #pragma once
@@ -17,10 +18,10 @@ struct CostOptions {
 // h * tau + t / bandwidth.
 double lower_bound_s(const TrafficStats& s, const CostOptions& c);
 
-// Sum over phases with network traffic of tau + (largest piece sent in the phase) / bandwidth.
+// Sum over phases with network traffic of tau + (largest message of the phase) / bandwidth.
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c);
 
-// Largest piece sent in each phase (0 for a phase without network traffic).
-std::vector<Bytes> phase_max_piece(const Plan& plan);
+// Bytes of the largest message (per-pair total) of each phase; 0 for a phase without traffic.
+std::vector<Bytes> phase_max_message(const Plan& plan);
 
 }  // namespace commfit

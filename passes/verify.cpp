@@ -125,21 +125,30 @@ class Checker {
     }
   }
 
-  // Rule 4: node contention or link contention.
+  // Rule 4: node contention or link contention. A message is every piece from one rank to
+  // another in one phase: one MPI transfer, however many pieces it carries.
   void contention() {
     if (rules_.contention == Contention::none) return;
+    std::vector<Half> messages;   // one per (phase, from, to), from the sorted sends
+    for (const Half& h : sends_)
+      if (messages.empty() || messages.back().phase != h.phase || messages.back().from != h.from || messages.back().to != h.to)
+        messages.push_back(h);
     if (rules_.contention == Contention::node) {
-      auto count = [&](const std::vector<Half>& v, bool by_sender, const char* what) {
-        std::vector<std::pair<Phase, Rank>> keys;
-        keys.reserve(v.size());
-        for (const Half& h : v) keys.emplace_back(h.phase, by_sender ? h.from : h.to);
+      auto count = [&](bool by_sender, const char* what) {
+        std::vector<std::tuple<Phase, Rank, Rank>> keys;
+        keys.reserve(messages.size());
+        for (const Half& h : messages) keys.emplace_back(h.phase, by_sender ? h.from : h.to, by_sender ? h.to : h.from);
         std::sort(keys.begin(), keys.end());
-        for (std::size_t k = 1; k < keys.size() && !full(); ++k)
-          if (keys[k] == keys[k - 1] && (k < 2 || keys[k - 2] != keys[k]))
-            problem("rule 4: rank " + std::to_string(keys[k].second) + " " + what + " more than one network message in phase " + std::to_string(keys[k].first));
+        for (std::size_t k = 1; k < keys.size() && !full(); ++k) {
+          const auto& [phase, rank, peer] = keys[k];
+          if (std::get<0>(keys[k - 1]) == phase && std::get<1>(keys[k - 1]) == rank &&
+              (k < 2 || std::get<0>(keys[k - 2]) != phase || std::get<1>(keys[k - 2]) != rank))
+            problem("rule 4: rank " + std::to_string(rank) + " " + what + " more than one rank in phase " + std::to_string(phase) +
+                    " (" + std::to_string(std::get<2>(keys[k - 1])) + " and " + std::to_string(peer) + ")");
+        }
       };
-      count(sends_, true, "sends");
-      count(recvs_, false, "receives");
+      count(true, "sends to");
+      count(false, "receives from");
       return;
     }
     if (!rules_.route) {
@@ -149,19 +158,19 @@ class Checker {
     std::vector<std::int64_t> links;
     std::vector<std::pair<std::int64_t, std::size_t>> used;
     std::size_t k = 0;
-    while (k < sends_.size() && !full()) {
-      const Phase phase = sends_[k].phase;
+    while (k < messages.size() && !full()) {
+      const Phase phase = messages[k].phase;
       used.clear();
-      for (; k < sends_.size() && sends_[k].phase == phase; ++k) {
+      for (; k < messages.size() && messages[k].phase == phase; ++k) {
         links.clear();
-        rules_.route(sends_[k].from, sends_[k].to, links);
+        rules_.route(messages[k].from, messages[k].to, links);
         for (std::int64_t l : links) used.emplace_back(l, k);
       }
       std::sort(used.begin(), used.end());
       for (std::size_t x = 1; x < used.size() && !full(); ++x)
         if (used[x].first == used[x - 1].first) {
-          const Half& a = sends_[used[x - 1].second];
-          const Half& b = sends_[used[x].second];
+          const Half& a = messages[used[x - 1].second];
+          const Half& b = messages[used[x].second];
           problem("rule 4: phase " + std::to_string(phase) + ": " + std::to_string(a.from) + " -> " + std::to_string(a.to) + " and " +
                   std::to_string(b.from) + " -> " + std::to_string(b.to) + " share link " + std::to_string(used[x].first));
         }

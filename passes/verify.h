@@ -2,8 +2,9 @@
 //  1. every byte of every message reaches dst's receive segment for src exactly once, nothing else arrives;
 //  2. a rank only sends bytes it holds (its own, or staged bytes received in an earlier phase);
 //  3. every send step has exactly one matching receive step (same phase, peers, piece);
-//  4. contention: node rule (<= 1 network send and <= 1 network receive per rank and phase)
-//     or link rule (routes of a phase pairwise link-disjoint), as the plan claims;
+//  4. contention: node rule (per phase, each rank sends to at most one rank and receives from at
+//     most one rank; all pieces between one pair in one phase form one message) or link rule
+//     (the routes of a phase's messages are pairwise link-disjoint), as the plan claims;
 //  5. memory: per phase, bytes received <= free bytes at its start (when the matrix has limits);
 //  6. staging intervals of a rank do not overlap while live.
 // Plus the format-level checks: counts, fingerprint, phase and rank ranges, step order.

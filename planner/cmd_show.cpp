@@ -51,12 +51,12 @@ int run_show(const ShowCommand& c) {
     for (const Step& s : r.steps)
       if (s.op == Op::send) rows.push_back({s.phase, r.rank, s});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.phase, a.from) < std::tie(b.phase, b.from); });
-  const auto max_piece = phase_max_piece(plan);
+  const auto max_message = phase_max_message(plan);
   std::size_t k = 0;
   for (Phase ph = 0; ph < m.phases; ++ph) {
     std::size_t n = 0;
     while (k + n < rows.size() && rows[k + n].phase == ph) ++n;
-    std::printf("phase %u: %zu transfers, largest %llu B\n", ph, n, static_cast<unsigned long long>(max_piece[ph]));
+    std::printf("phase %u: %zu pieces, largest message %llu B\n", ph, n, static_cast<unsigned long long>(max_message[ph]));
     for (; n > 0; --n, ++k) {
       const Row& row = rows[k];
       const bool forwarded = row.step.buffer == Buffer::stage;

@@ -1,5 +1,6 @@
 // lower + verify: a hand-made forwarding schedule, one mutation per verifier rule, and random
 // forwarding schedules through the staging allocator.
+#include "ir/cost_model.h"
 #include "ir/random.h"
 #include "passes/lower.h"
 #include "passes/verify.h"
@@ -30,6 +31,8 @@ struct Fixture {
     s.copies = {{2, 2, 0, 10}};
   }
 };
+
+std::vector<Bytes> phase_max_message_of(const Plan& p) { return phase_max_message(p); }
 
 bool mentions(const std::vector<std::string>& problems, const std::string& what) {
   return std::any_of(problems.begin(), problems.end(), [&](const std::string& p) { return p.find(what) != std::string::npos; });
@@ -110,7 +113,7 @@ TEST_CASE("verify_rule_4_node_and_link") {
   const CommMatrix m = make_matrix(3, {{0, 2, 5}, {1, 2, 5}});
   Schedule s{3, 1, {{0, 0, 2, {0, 2, 0, 5}}, {0, 1, 2, {1, 2, 0, 5}}}, {}};
   const Plan plan = lower(s, m);
-  CHECK(mentions(verify(plan, m, {}), "rule 4: rank 2 receives more than one network message in phase 0"));
+  CHECK(mentions(verify(plan, m, {}), "rule 4: rank 2 receives from more than one rank in phase 0 (0 and 1)"));
   CHECK(verify(plan, m, {.contention = Contention::none}).empty());
   // Link rule: 0 -> 2 and 1 -> 2 share the link into 2; 0 -> 1 and 1 -> 2 would not.
   VerifyRules links{.contention = Contention::link};
@@ -119,6 +122,20 @@ TEST_CASE("verify_rule_4_node_and_link") {
   const CommMatrix m2 = make_matrix(3, {{0, 1, 5}, {1, 2, 5}});
   Schedule s2{3, 1, {{0, 0, 1, {0, 1, 0, 5}}, {0, 1, 2, {1, 2, 0, 5}}}, {}};
   CHECK(verify(lower(s2, m2), m2, links).empty());
+}
+
+TEST_CASE("verify_rule_4_pieces_of_one_pair_are_one_message") {
+  // Two pieces 0 -> 1 in one phase travel as one message: the node rule holds.
+  const CommMatrix m = make_matrix(3, {{0, 1, 10}, {0, 2, 10}});
+  Schedule s{3, 3, {{0, 0, 1, {0, 1, 0, 10}}, {0, 0, 1, {0, 2, 0, 4}}, {1, 1, 2, {0, 2, 0, 4}}, {2, 0, 2, {0, 2, 4, 6}}}, {}};
+  canonicalize(s);
+  const Plan plan = lower(s, m);
+  CHECK(verify(plan, m, {}).empty());
+  CHECK(phase_max_message_of(plan) == std::vector<Bytes>{14, 4, 6});
+  // Moving the last piece into phase 1 makes rank 2 receive from 0 and 1 at once.
+  s.transfers.back().phase = 1;
+  canonicalize(s);
+  CHECK(mentions(verify(lower(s, m), m, {}), "rule 4: rank 2 receives from more than one rank in phase 1 (0 and 1)"));
 }
 
 TEST_CASE("verify_rule_5_memory") {
