@@ -1,0 +1,162 @@
+// Executor overhead against MPI_Alltoallv and AC in real MPI on this machine (DESIGN.md,
+// "Benchmarks"; results in docs/EXECUTOR.md). A benchmark, not a test: it prints a table and
+// optionally writes a CSV; correctness is checked once per method before timing.
+//
+//   mpirun -np 8 bench_exec [--blocks 7] [--csv FILE] [--sizes 64,1048576] [--degree 3]
+//
+// Cases: dense (every rank sends to every other rank) and sparse (every rank sends to and
+// receives from `degree` random ranks, Ranka-Wang §7.1's uniform pattern), each message of the
+// given size. Methods: MPI_Alltoallv, AC (all Irecv, all Isend, Waitall over nonzero entries), and
+// the executor replaying the optimal direct plan under several options. Time per exchange is the
+// slowest rank's mean over a block of iterations; the table shows the median over blocks, methods
+// interleaved block by block so that drift hits them alike.
+#include "backends/exec/commfit_exec.hpp"
+#include "planner/pipeline.h"
+#include "workloads/generators.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace commfit;
+
+namespace {
+
+struct Args {
+  int blocks = 7;
+  int degree = 3;
+  std::vector<Bytes> sizes = {64, Bytes{1} << 20};
+  std::string csv;
+};
+
+struct Method {
+  std::string name;
+  std::function<void()> run;
+};
+
+// Slowest rank's mean seconds per call over `iters` calls.
+double time_block(const std::function<void()>& f, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int k = 0; k < iters; ++k) f();
+  double t = (MPI_Wtime() - t0) / iters, tmax = 0;
+  MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return tmax;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Args a;
+  for (int k = 1; k < argc; ++k) {
+    const std::string s = argv[k];
+    if (s == "--blocks" && k + 1 < argc) a.blocks = std::atoi(argv[++k]);
+    else if (s == "--degree" && k + 1 < argc) a.degree = std::atoi(argv[++k]);
+    else if (s == "--csv" && k + 1 < argc) a.csv = argv[++k];
+    else if (s == "--sizes" && k + 1 < argc) {
+      a.sizes.clear();
+      for (char* p = std::strtok(argv[++k], ","); p; p = std::strtok(nullptr, ",")) a.sizes.push_back(std::strtoull(p, nullptr, 10));
+    } else {
+      if (rank == 0) std::fprintf(stderr, "usage: bench_exec [--blocks N] [--degree D] [--sizes B,B,...] [--csv FILE]\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  a.degree = std::min(a.degree, size - 1);
+
+  std::FILE* csv = rank == 0 && !a.csv.empty() ? std::fopen(a.csv.c_str(), "w") : nullptr;
+  if (csv) std::fprintf(csv, "case,bytes,method,seconds,ratio_alltoallv,ratio_ac\n");
+  if (rank == 0)
+    std::printf("bench_exec: %d ranks, median of %d blocks, time per exchange (slowest rank)\n\n"
+                "%-8s %9s  %-26s %12s %10s %8s\n", size, a.blocks, "case", "bytes", "method", "us/exchange",
+                "/alltoallv", "/AC");
+
+  for (const char* pattern : {"dense", "sparse"}) {
+    for (const Bytes bytes : a.sizes) {
+      const bool is_dense = std::strcmp(pattern, "dense") == 0;
+      const CommMatrix m = gen_uniform(size, is_dense ? size - 1 : a.degree, bytes, 42);
+      const Plan plan = make_plan(m, {});
+      std::vector<int> sc(size), sd(size), rc(size), rd(size);
+      int stotal = 0, rtotal = 0;
+      for (int q = 0; q < size; ++q) {
+        sc[q] = static_cast<int>(m.at(rank, q));
+        rc[q] = static_cast<int>(m.at(q, rank));
+        sd[q] = stotal;
+        rd[q] = rtotal;
+        stotal += sc[q];
+        rtotal += rc[q];
+      }
+      std::vector<unsigned char> sb(std::size_t(stotal) + 1), rb(std::size_t(rtotal) + 1), ref(std::size_t(rtotal) + 1);
+      for (std::size_t k = 0; k < sb.size(); ++k) sb[k] = static_cast<unsigned char>(k * 131 + rank * 7);
+
+      exec::AllAtOnce ac(MPI_COMM_WORLD);
+      auto executor = [&](auto set) {
+        exec::Options o;
+        set(o);
+        return exec::Executor::from_schedule(plan.ranks[rank], MPI_COMM_WORLD, o, "bench");
+      };
+      exec::Executor e_post = executor([](exec::Options&) {});
+      exec::Executor e_first = executor([](exec::Options& o) { o.count_check = exec::CountCheck::first_call; });
+      exec::Executor e_hand = executor([](exec::Options& o) { o.protocol = exec::Protocol::handshake; });
+      exec::Executor e_barrier = executor([](exec::Options& o) { o.barrier = true; });
+      auto args = [&](auto& x) {
+        return [&] { x.execute(sb.data(), sc.data(), sd.data(), rb.data(), rc.data(), rd.data()); };
+      };
+      const std::vector<Method> methods = {
+          {"MPI_Alltoallv", [&] { exec::alltoallv_bytes(sb.data(), sc.data(), sd.data(), rb.data(), rc.data(), rd.data(), MPI_COMM_WORLD); }},
+          {"AC", args(ac)},
+          {"exec post-all", args(e_post)},
+          {"exec post-all first_call", args(e_first)},
+          {"exec handshake", args(e_hand)},
+          {"exec post-all+barrier", args(e_barrier)},
+      };
+      // Correctness once, against MPI_Alltoallv.
+      MPI_Alltoallv(sb.data(), sc.data(), sd.data(), MPI_BYTE, ref.data(), rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD);
+      for (const Method& x : methods) {
+        std::fill(rb.begin(), rb.end(), 0);
+        x.run();
+        int bad = std::memcmp(rb.data(), ref.data(), std::size_t(rtotal)) != 0, any = 0;
+        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) {
+          if (rank == 0) std::fprintf(stderr, "bench_exec: %s delivers wrong data\n", x.name.c_str());
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+      }
+      // Iterations per block: about 50 ms of MPI_Alltoallv.
+      const double probe = time_block(methods[0].run, 5);
+      const int iters = std::clamp(static_cast<int>(0.05 / std::max(probe, 1e-7)), 5, 5000);
+      std::vector<std::vector<double>> t(methods.size());
+      for (const Method& x : methods) time_block(x.run, std::max(iters / 10, 2));   // warm-up
+      for (int b = 0; b < a.blocks; ++b)
+        for (std::size_t k = 0; k < methods.size(); ++k) t[k].push_back(time_block(methods[k].run, iters));
+      std::vector<double> med(methods.size());
+      for (std::size_t k = 0; k < methods.size(); ++k) {
+        std::sort(t[k].begin(), t[k].end());
+        med[k] = t[k][t[k].size() / 2];
+      }
+      if (rank == 0) {
+        for (std::size_t k = 0; k < methods.size(); ++k) {
+          std::printf("%-8s %9llu  %-26s %12.1f %10.2f %8.2f\n", pattern, static_cast<unsigned long long>(bytes),
+                      methods[k].name.c_str(), med[k] * 1e6, med[k] / med[0], med[k] / med[1]);
+          if (csv)
+            std::fprintf(csv, "%s,%llu,%s,%.9g,%.4f,%.4f\n", pattern, static_cast<unsigned long long>(bytes),
+                         methods[k].name.c_str(), med[k], med[k] / med[0], med[k] / med[1]);
+        }
+        std::printf("%-8s %9s  (%u phases, %d iterations per block)\n\n", "", "", plan.manifest.phases, iters);
+      }
+    }
+  }
+  if (csv) std::fclose(csv);
+  MPI_Finalize();
+  return 0;
+}
