@@ -21,6 +21,13 @@ double lower_bound_s(const TrafficStats& s, const CostOptions& c);
 // Sum over phases with network traffic of tau + (largest message of the phase) / bandwidth.
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c);
 
+// Posting everything at once (AC, Ranka-Wang §3): each rank pays tau per message and mu per byte
+// through its injection port (sends) and, independently, its ejection port (receives); the
+// exchange ends with the busiest port: max over ranks of max(f_r tau + r_r mu, g_r tau + c_r mu).
+// Counted from the plan (a message = all pieces to one peer in one phase). It may be below
+// h tau + t mu, which takes its two maxima over different ranks.
+double async_estimate_s(const Plan& plan, const CostOptions& c);
+
 // Bytes of the largest message (per-pair total) of each phase; 0 for a phase without traffic.
 std::vector<Bytes> phase_max_message(const Plan& plan);
 

@@ -98,6 +98,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + entry_names(strategy_table()))->capture_default_str();
   sub->add_option("--algorithm", c->plan.algorithm, "Decomposition: " + entry_names(algorithm_table()))->capture_default_str();
+  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->capture_default_str();
   sub->add_option("--variant", c->plan.variant, "two-stage: transport, transport-scan, transport-alt, bhj, random")->capture_default_str();
   sub->add_option("--method", c->plan.method, "memory: parking, relaxation")->capture_default_str();
   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")");

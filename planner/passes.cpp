@@ -11,6 +11,7 @@ constexpr NamedEntry kPasses[] = {
     {"compress", "Ranka-Wang §4.2", "COM -> CCOM: per-rank destination lists in seeded random order"},
     {"decompose", "Ranka-Wang §4.1-4.2; König", "phases that are partial permutations (--algorithm)"},
     {"lower", "DESIGN.md, plan format", "schedule -> per-rank steps, staging offsets"},
+    {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph with D phases"},
     {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
 };
 
@@ -18,12 +19,14 @@ constexpr NamedEntry kAlgorithms[] = {
     {"optimal", "König's theorem", "exact bipartite edge colouring: exactly h phases"},
     {"rs_n", "Ranka-Wang §4.2 Fig. 3", "random scheduling avoiding node contention"},
     {"lp", "Ranka-Wang §4.1 Fig. 2", "linear permutation: phase k pairs i with i XOR k (or i +- k mod p)"},
+    {"quantised", "beyond Ranka-Wang §6", "pieces of at most q bytes, coloured optimally; q by the cost model"},
 };
 
 constexpr StrategyEntry kStrategies[] = {
     {{"direct", "Ranka-Wang §4-6", "compress, decompose, lower, verify: every message sent whole, directly"}, strategy_direct},
     {{"two-stage", "Transportation §7-8; BHJ §3", "every message split over p intermediaries: two balanced stages"}, strategy_two_stage},
     {{"memory", "Pinar-Hendrickson §3", "phases that respect per-rank free memory, parking data on spare ranks"}, strategy_memory},
+    {{"async", "Ranka-Wang §3 (AC)", "one phase: every receive posted, then every send, no ordering"}, strategy_async},
 };
 
 const std::vector<NamedEntry> kStrategyNames = [] {

@@ -42,10 +42,11 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   mf.options["tau_s"] = o.cost.tau_s;
   mf.options["bandwidth_Bps"] = o.cost.bandwidth_Bps;
   mf.options["contention"] = to_string(s.contention);
+  mf.options["timing"] = s.timing == Timing::async ? "async" : "synchronous";
   if (s.memory_rule) mf.options["memory"] = m.memory;
   mf.cost.tau_s = o.cost.tau_s;
   mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
-  mf.cost.estimate_s = synchronous_estimate_s(plan, o.cost);
+  mf.cost.estimate_s = s.timing == Timing::async ? async_estimate_s(plan, o.cost) : synchronous_estimate_s(plan, o.cost);
   mf.cost.lower_bound_s = lower_bound_s(stats, o.cost);
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
   if (report) {

@@ -17,6 +17,7 @@ struct PlanOptions {
   std::string algorithm = "optimal";   // direct: decomposition, see algorithm_table()
   std::string variant = "transport";   // two-stage: transport | transport-scan | transport-alt | bhj | random
   std::string method = "parking";      // memory: parking | relaxation
+  Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   std::uint64_t seed = 1;
   CostOptions cost;

@@ -11,8 +11,15 @@
 
 namespace commfit {
 
+// How the executor runs the plan, and so how the cost model prices it.
+enum class Timing {
+  synchronous,   // phase after phase: sum of tau + mu * largest message per phase
+  async,         // everything posted at once (AC): the busiest rank's port
+};
+
 struct StrategyOutput {
   Schedule schedule;
+  Timing timing = Timing::synchronous;
   Contention contention = Contention::node;  // the verifier's rule 4 that its phases keep
   bool memory_rule = false;                  // rule 5 applies (memory-constrained plans)
   nlohmann::ordered_json options = nlohmann::ordered_json::object();  // what shaped it (manifest)
@@ -23,5 +30,6 @@ using StrategyFn = StrategyOutput (*)(const CommMatrix& m, const PlanOptions& o,
 StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRunner& passes);
 StrategyOutput strategy_two_stage(const CommMatrix& m, const PlanOptions& o, PassRunner& passes);
 StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRunner& passes);
+StrategyOutput strategy_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes);
 
 }  // namespace commfit

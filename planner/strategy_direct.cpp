@@ -3,10 +3,52 @@
 #include "passes/decompose_lp.h"
 #include "passes/decompose_optimal.h"
 #include "passes/decompose_rs_n.h"
+#include "passes/quantised_split.h"
 #include "planner/passes.h"
 #include "planner/strategies.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace commfit {
+namespace {
+
+double schedule_cost(const Schedule& s, const CostOptions& c) {
+  double total = 0;
+  for (Bytes b : phase_max_piece(s))
+    if (b > 0) total += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+  return total;
+}
+
+// The chunk size of the quantised split: the cheapest of a few values around
+// q* = sqrt(tau t / (mu h)) (where the 2 LB bound holds) under the synchronous cost model.
+// Sizes whose colour table would pass ~2^27 entries are skipped (the next larger one is tried).
+struct Chunked {
+  Bytes q = 1;
+  Schedule schedule;
+};
+
+Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& passes) {
+  const TrafficStats st = traffic_stats(m);
+  if (st.h == 0) return {1, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
+  const double mu = 1.0 / c.bandwidth_Bps;
+  const double qstar = c.tau_s > 0 ? std::sqrt(c.tau_s * static_cast<double>(st.t) / (mu * static_cast<double>(st.h))) : 1.0;
+  Chunked best_plan;
+  double best = -1;
+  for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 1e300}) {
+    const Bytes q = f > 1e200 ? st.max_message : static_cast<Bytes>(std::clamp(qstar * f, 1.0, static_cast<double>(st.max_message)));
+    if (2.0 * m.ranks * static_cast<double>(quantised_degree(m, q)) > static_cast<double>(1 << 27)) continue;
+    Schedule s = passes.run("quantised-split", [&] { return quantised_split(m, q); });
+    const double cost = schedule_cost(s, c);
+    if (best < 0 || cost < best) {
+      best = cost;
+      best_plan = {q, std::move(s)};
+    }
+  }
+  return best_plan;
+}
+
+}  // namespace
 
 StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   if (!has_entry(algorithm_table(), o.algorithm))
@@ -16,6 +58,11 @@ StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRu
   if (o.algorithm == "rs_n") {
     const CompressedMatrix ccom = passes.run("compress", [&] { return compress(m, o.seed); });
     out.schedule = passes.run("decompose", [&] { return decompose_rs_n(ccom, m, o.seed); });
+  } else if (o.algorithm == "quantised") {
+    Chunked chunked = o.chunk ? Chunked{o.chunk, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
+                              : choose_chunk(m, o.cost, passes);
+    out.schedule = std::move(chunked.schedule);
+    out.options["chunk"] = chunked.q;
   } else if (o.algorithm == "lp") {
     out.schedule = passes.run("decompose", [&] { return decompose_lp(m); });
   } else {
