@@ -8,7 +8,8 @@
  *   commfit_exec_free(&ex);
  *
  * Every function except commfit_exec_last_error and commfit_exec_default_options is collective
- * over the executor's communicator; an error is returned on every rank, with the same message. */
+ * over the executor's communicator; an error is returned on every rank, with the same message.
+ * (Only a NULL handle, path or out pointer is reported on the calling rank alone.) */
 #ifndef COMMFIT_EXEC_H
 #define COMMFIT_EXEC_H
 
