@@ -77,14 +77,16 @@ Plan lower(const Schedule& s, const CommMatrix& m) {
   const Rank p = m.ranks;
   Plan plan;
   plan.manifest.ranks = p;
-  plan.manifest.phases = s.phases;
+  // Local copies run in phase 0: a plan of copies only still has that one phase.
+  const Phase phases = std::max<Phase>(s.phases, s.copies.empty() ? 0 : 1);
+  plan.manifest.phases = phases;
   plan.manifest.matrix_fingerprint = matrix_fingerprint(m);
   plan.ranks.resize(static_cast<std::size_t>(p));
   for (Rank r = 0; r < p; ++r) {
     RankSchedule& rs = plan.ranks[r];
     rs.rank = r;
     rs.ranks = p;
-    rs.phases = s.phases;
+    rs.phases = phases;
     rs.matrix_fingerprint = plan.manifest.matrix_fingerprint;
   }
   m.for_each([&](Rank i, Rank j, Bytes b) {

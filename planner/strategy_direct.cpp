@@ -37,8 +37,10 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
   double best = -1;
   for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 1e300}) {
     const Bytes q = f > 1e200 ? st.max_message : static_cast<Bytes>(std::clamp(qstar * f, 1.0, static_cast<double>(st.max_message)));
-    if (2.0 * m.ranks * static_cast<double>(quantised_degree(m, q)) > static_cast<double>(1 << 27)) continue;
-    Schedule s = passes.run("quantised-split", [&] { return quantised_split(m, q); });
+    if (f < 1e200 && 2.0 * m.ranks * static_cast<double>(quantised_degree(m, q)) > static_cast<double>(1 << 27)) continue;
+    // q >= the largest message is no split at all: the optimal decomposition.
+    Schedule s = q >= st.max_message ? passes.run("decompose", [&] { return decompose_optimal(m); })
+                                     : passes.run("quantised-split", [&] { return quantised_split(m, q); });
     const double cost = schedule_cost(s, c);
     if (best < 0 || cost < best) {
       best = cost;
