@@ -16,21 +16,23 @@ namespace {
 constexpr std::uint64_t kSizeSalt = 0x5157a3e1c0ffee11ULL;
 
 // Set of (i, j) pairs of an n x n pattern: a bitset while it stays small, else an
-// open-addressing hash table (linear probing, load <= 1/2).
+// open-addressing hash table (linear probing, load <= 3/4).
 class PairSet {
  public:
-  PairSet(Rank n, std::int64_t expected) : n_(static_cast<std::uint64_t>(n)) {
-    if (n_ * n_ <= (std::uint64_t{1} << 29)) {  // <= 64 MiB of bits
+  PairSet(Rank n, std::int64_t expected)
+      : n_(static_cast<std::uint64_t>(n)), use_bits_(n_ * n_ <= (std::uint64_t{1} << 29)) {
+    if (use_bits_) {   // <= 64 MiB of bits
       bits_.assign((n_ * n_ + 63) / 64, 0);
     } else {
       std::uint64_t cap = 16;
-      while (cap < 2 * static_cast<std::uint64_t>(expected)) cap <<= 1;
+      while (3 * cap < 4 * static_cast<std::uint64_t>(expected)) cap <<= 1;
       slots_.assign(cap, 0);
+      shift_ = 64 - std::countr_zero(cap);
     }
   }
   bool has(Rank i, Rank j) const {
     const std::uint64_t key = pair_key(i, j);
-    if (!bits_.empty()) return (bits_[key >> 6] >> (key & 63)) & 1;
+    if (use_bits_) return (bits_[key >> 6] >> (key & 63)) & 1;
     for (std::uint64_t s = slot_of(key);; s = (s + 1) & (slots_.size() - 1)) {
       if (slots_[s] == 0) return false;
       if (slots_[s] == key + 1) return true;
@@ -38,7 +40,7 @@ class PairSet {
   }
   void insert(Rank i, Rank j) {
     const std::uint64_t key = pair_key(i, j);
-    if (!bits_.empty()) {
+    if (use_bits_) {
       bits_[key >> 6] |= std::uint64_t{1} << (key & 63);
       return;
     }
@@ -51,11 +53,10 @@ class PairSet {
   std::uint64_t pair_key(Rank i, Rank j) const {
     return static_cast<std::uint64_t>(i) * n_ + static_cast<std::uint64_t>(j);
   }
-  std::uint64_t slot_of(std::uint64_t key) const {
-    const int shift = 64 - std::countr_zero(slots_.size());
-    return (key * 0x9e3779b97f4a7c15ULL) >> shift;
-  }
+  std::uint64_t slot_of(std::uint64_t key) const { return (key * 0x9e3779b97f4a7c15ULL) >> shift_; }
   std::uint64_t n_;
+  bool use_bits_;
+  int shift_ = 0;
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint64_t> slots_;
 };
