@@ -1,0 +1,377 @@
+// Topology: specs, the JSON form, and routing on hypercubes, meshes and tori (fat trees are in
+// ir/topology_fattree.cpp).
+#include "ir/topology.h"
+
+#include "ir/error.h"
+#include "ir/topology_fattree.h"
+
+#include <charconv>
+
+namespace commfit {
+
+// Builds topologies for parse/from_json (a friend, so Topology keeps no public setters).
+struct TopologyBuilder {
+  static Topology make(Topology::Kind kind, std::vector<std::int64_t> dims,
+                       std::vector<std::vector<std::int64_t>> fattree, std::int64_t per_node,
+                       const std::string& what) {
+    auto fail = [&](const std::string& m) { throw UsageError("topology \"" + what + "\": " + m); };
+    Topology t;
+    t.kind_ = kind;
+    std::int64_t nodes = 0;
+    switch (kind) {
+      case Topology::Kind::full:
+        break;
+      case Topology::Kind::hypercube:
+        if (dims.size() != 1 || dims[0] < 0 || dims[0] > 24)
+          fail("the dimension must be an integer from 0 to 24");
+        nodes = std::int64_t{1} << dims[0];
+        break;
+      case Topology::Kind::mesh:
+      case Topology::Kind::torus: {
+        if (dims.empty()) fail("give at least one dimension size");
+        nodes = 1;
+        t.stride_.clear();
+        for (std::int64_t d : dims) {
+          if (d < 1) fail("every dimension size must be at least 1");
+          t.stride_.push_back(nodes);
+          if (d > kMaxTopologyNodes / nodes) fail("more than " + std::to_string(kMaxTopologyNodes) + " nodes");
+          nodes *= d;
+        }
+        break;
+      }
+      case Topology::Kind::fattree: {
+        auto ft = std::make_shared<detail::FatTree>(fattree.at(0), fattree.at(1), fattree.at(2), what);
+        nodes = ft->hosts();
+        t.fattree_ = std::move(ft);
+        break;
+      }
+    }
+    t.dims_ = std::move(dims);
+    if (per_node < 1) fail("ranks per node must be at least 1");
+    if (per_node > kMaxTopologyRanks || (nodes > 0 && per_node > kMaxTopologyRanks / nodes))
+      fail("more than " + std::to_string(kMaxTopologyRanks) + " ranks");
+    t.nodes_ = static_cast<Rank>(nodes);
+    t.per_node_ = static_cast<Rank>(per_node);
+    return t;
+  }
+};
+
+namespace {
+
+using Kind = Topology::Kind;
+
+// A non-negative decimal integer (digits only) below 2^40, or -1.
+std::int64_t parse_count(std::string_view s) {
+  if (s.empty() || s.size() > 12) return -1;
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s[0] == '+' || s[0] == '-') return -1;
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t k = s.find(sep, start);
+    out.push_back(s.substr(start, k == std::string_view::npos ? std::string_view::npos : k - start));
+    if (k == std::string_view::npos) return out;
+    start = k + 1;
+  }
+}
+
+std::string join(const std::vector<std::int64_t>& v, const char* sep) {
+  std::string s;
+  for (std::size_t k = 0; k < v.size(); ++k) s += (k ? sep : "") + std::to_string(v[k]);
+  return s;
+}
+
+const char* const kSpecHelp =
+    "expected full, hypercube:D, mesh:AxB..., torus:AxB... or fattree:L;m1,..;w1,..;p1,.., "
+    "optionally followed by +nodeN";
+
+}  // namespace
+
+Topology::Topology() = default;
+
+const char* Topology::kind_name(Kind k) {
+  switch (k) {
+    case Kind::full: return "full";
+    case Kind::hypercube: return "hypercube";
+    case Kind::mesh: return "mesh";
+    case Kind::torus: return "torus";
+    case Kind::fattree: return "fattree";
+  }
+  return "?";
+}
+
+Topology Topology::parse(const std::string& spec) {
+  auto fail = [&](const std::string& m) { throw UsageError("topology \"" + spec + "\": " + m); };
+  std::string_view s = spec;
+  std::int64_t per_node = 1;
+  if (const std::size_t plus = s.find('+'); plus != std::string_view::npos) {
+    const std::string_view suffix = s.substr(plus + 1);
+    if (suffix.substr(0, 4) != "node" || (per_node = parse_count(suffix.substr(4))) < 1)
+      fail("the suffix must be +nodeN with N >= 1 ranks per node");
+    s = s.substr(0, plus);
+  }
+  const std::size_t colon = s.find(':');
+  const std::string_view name = s.substr(0, colon);
+  const std::string_view params = colon == std::string_view::npos ? std::string_view{} : s.substr(colon + 1);
+  auto counts = [&](std::string_view list, const char* seps, const char* what) {
+    std::vector<std::int64_t> out;
+    std::vector<std::string_view> parts;
+    // Dimension lists accept "x" (4x4) or "," (SimGrid's 4,4) as separator.
+    const char sep = list.find(seps[0]) != std::string_view::npos ? seps[0] : seps[1];
+    for (std::string_view p : split(list, sep)) {
+      const std::int64_t v = parse_count(p);
+      if (v < 0) fail(std::string("\"") + std::string(p) + "\" is not a valid " + what);
+      out.push_back(v);
+    }
+    return out;
+  };
+  if (name == "full") {
+    if (colon != std::string_view::npos) fail("full takes no parameters");
+    return TopologyBuilder::make(Kind::full, {}, {}, per_node, spec);
+  }
+  if (colon == std::string_view::npos || params.empty()) {
+    if (name == "hypercube" || name == "mesh" || name == "torus" || name == "fattree")
+      fail(std::string(name) + " needs parameters after a colon");
+    fail(kSpecHelp);
+  }
+  if (name == "hypercube") {
+    const std::int64_t d = parse_count(params);
+    if (d < 0) fail("the dimension must be an integer from 0 to 24");
+    return TopologyBuilder::make(Kind::hypercube, {d}, {}, per_node, spec);
+  }
+  if (name == "mesh" || name == "torus")
+    return TopologyBuilder::make(name == "mesh" ? Kind::mesh : Kind::torus,
+                                 counts(params, "x,", "dimension size"), {}, per_node, spec);
+  if (name == "fattree") {
+    const auto parts = split(params, ';');
+    if (parts.size() != 4)
+      fail("a fat tree is L;m1,...,mL;w1,...,wL;p1,...,pL (levels; down-links, up-links and parallel "
+           "links per level), as SimGrid's FAT_TREE topo_parameters");
+    const std::int64_t levels = parse_count(parts[0]);
+    if (levels < 1 || levels > 16) fail("the number of levels must be an integer from 1 to 16");
+    std::vector<std::vector<std::int64_t>> lists;
+    const char* what[] = {"down-link count", "up-link count", "parallel-link count"};
+    for (int k = 0; k < 3; ++k) {
+      lists.push_back(counts(parts[k + 1], ",,", what[k]));
+      if (static_cast<std::int64_t>(lists.back().size()) != levels)
+        fail(std::string("the ") + what[k] + " list has " + std::to_string(lists.back().size()) +
+             " entries for " + std::to_string(levels) + " levels");
+    }
+    return TopologyBuilder::make(Kind::fattree, {}, std::move(lists), per_node, spec);
+  }
+  throw UsageError("topology \"" + spec + "\": " + kSpecHelp);
+}
+
+Topology Topology::from_json(const nlohmann::json& j) {
+  if (j.is_string()) return parse(j.get<std::string>());
+  if (!j.is_object()) throw UsageError("expected a topology spec string or an object");
+  auto fail = [](const std::string& place, const std::string& m) { throw UsageError(place + ": " + m); };
+  for (const auto& [key, value] : j.items())
+    if (key != "kind" && key != "dimension" && key != "dims" && key != "levels" && key != "down" &&
+        key != "up" && key != "parallel" && key != "ranks_per_node")
+      fail("/" + key, "unknown field");
+  auto count = [&](const nlohmann::json& v, const std::string& place, std::int64_t lo, std::int64_t hi) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+      fail(place, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v.get<std::int64_t>();
+  };
+  auto list = [&](const char* key, std::int64_t lo) {
+    if (!j.contains(key)) fail(std::string("/") + key, "missing");
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_array() || v.empty() || v.size() > 16) fail(std::string("/") + key, "expected an array of 1 to 16 integers");
+    std::vector<std::int64_t> out;
+    for (std::size_t k = 0; k < v.size(); ++k)
+      out.push_back(count(v[k], std::string("/") + key + "/" + std::to_string(k), lo, kMaxTopologyNodes));
+    return out;
+  };
+  if (!j.contains("kind") || !j.at("kind").is_string())
+    fail("/kind", "expected one of \"full\", \"hypercube\", \"mesh\", \"torus\", \"fattree\"");
+  const std::string kind = j.at("kind").get<std::string>();
+  const std::int64_t per_node = j.contains("ranks_per_node") ? count(j.at("ranks_per_node"), "/ranks_per_node", 1, kMaxTopologyRanks) : 1;
+  auto only = [&](std::initializer_list<const char*> allowed) {
+    for (const auto& [key, value] : j.items()) {
+      bool ok = key == "kind" || key == "ranks_per_node";
+      for (const char* a : allowed) ok = ok || key == a;
+      if (!ok) fail("/" + key, "not a field of a " + kind + " topology");
+    }
+  };
+  if (kind == "full") {
+    only({});
+    return TopologyBuilder::make(Kind::full, {}, {}, per_node, "full");
+  }
+  if (kind == "hypercube") {
+    only({"dimension"});
+    if (!j.contains("dimension")) fail("/dimension", "missing");
+    return TopologyBuilder::make(Kind::hypercube, {count(j.at("dimension"), "/dimension", 0, 24)}, {}, per_node, "hypercube");
+  }
+  if (kind == "mesh" || kind == "torus") {
+    only({"dims"});
+    return TopologyBuilder::make(kind == "mesh" ? Kind::mesh : Kind::torus, list("dims", 1), {}, per_node, kind);
+  }
+  if (kind == "fattree") {
+    only({"levels", "down", "up", "parallel"});
+    std::vector<std::vector<std::int64_t>> lists{list("down", 1), list("up", 1), list("parallel", 1)};
+    if (j.contains("levels") && count(j.at("levels"), "/levels", 1, 16) != static_cast<std::int64_t>(lists[0].size()))
+      fail("/levels", "differs from the length of \"down\"");
+    for (int k = 1; k < 3; ++k)
+      if (lists[k].size() != lists[0].size())
+        fail(k == 1 ? "/up" : "/parallel", "needs one entry per level (" + std::to_string(lists[0].size()) + ")");
+    return TopologyBuilder::make(Kind::fattree, {}, std::move(lists), per_node, "fattree");
+  }
+  throw UsageError("/kind: unknown kind \"" + kind + "\" (choose from full, hypercube, mesh, torus, fattree)");
+}
+
+nlohmann::ordered_json Topology::to_json() const {
+  nlohmann::ordered_json j;
+  j["kind"] = kind_name(kind_);
+  switch (kind_) {
+    case Kind::full: break;
+    case Kind::hypercube: j["dimension"] = dims_[0]; break;
+    case Kind::mesh:
+    case Kind::torus: j["dims"] = dims_; break;
+    case Kind::fattree:
+      j["levels"] = fattree_->down.size();
+      j["down"] = fattree_->down;
+      j["up"] = fattree_->up;
+      j["parallel"] = fattree_->parallel;
+      break;
+  }
+  if (per_node_ != 1) j["ranks_per_node"] = per_node_;
+  return j;
+}
+
+std::string Topology::spec() const {
+  std::string s = kind_name(kind_);
+  switch (kind_) {
+    case Kind::full: break;
+    case Kind::hypercube: s += ":" + std::to_string(dims_[0]); break;
+    case Kind::mesh:
+    case Kind::torus: s += ":" + join(dims_, "x"); break;
+    case Kind::fattree:
+      s += ":" + std::to_string(fattree_->down.size()) + ";" + join(fattree_->down, ",") + ";" +
+           join(fattree_->up, ",") + ";" + join(fattree_->parallel, ",");
+      break;
+  }
+  if (per_node_ != 1) s += "+node" + std::to_string(per_node_);
+  return s;
+}
+
+namespace {
+const std::vector<std::int64_t> kNone;
+}
+
+const std::vector<std::int64_t>& Topology::fattree_down() const { return fattree_ ? fattree_->down : kNone; }
+const std::vector<std::int64_t>& Topology::fattree_up() const { return fattree_ ? fattree_->up : kNone; }
+const std::vector<std::int64_t>& Topology::fattree_parallel() const { return fattree_ ? fattree_->parallel : kNone; }
+
+void Topology::check_ranks(Rank p) const {
+  if (kind_ != Kind::full && p > ranks())
+    throw UsageError("topology " + spec() + " has " + std::to_string(ranks()) + " ranks (" +
+                     std::to_string(nodes_) + " nodes x " + std::to_string(per_node_) +
+                     " per node) but the matrix has " + std::to_string(p));
+}
+
+void Topology::route(Rank a, Rank b, std::vector<std::int64_t>& links) const {
+  links.clear();
+  commfit_assert(a >= 0 && b >= 0 && (kind_ == Kind::full || (a < ranks() && b < ranks())),
+                 "Topology::route", "rank out of range for " + spec());
+  const Rank u = a / per_node_, v = b / per_node_;
+  if (u == v) return;
+  switch (kind_) {
+    case Kind::full: return;
+    case Kind::hypercube: return route_hypercube(u, v, links);
+    case Kind::mesh:
+    case Kind::torus: return route_grid(u, v, links);
+    case Kind::fattree: return fattree_->route(u, v, links);
+  }
+}
+
+std::vector<std::int64_t> Topology::route(Rank a, Rank b) const {
+  std::vector<std::int64_t> links;
+  route(a, b, links);
+  return links;
+}
+
+// e-cube: flip the differing address bits from least to most significant. The link leaving
+// node x across bit k is x * D + k.
+void Topology::route_hypercube(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+  const std::int64_t D = dims_[0];
+  std::int64_t x = u;
+  for (std::int64_t k = 0; k < D; ++k)
+    if (((x ^ v) >> k) & 1) {
+      links.push_back(x * D + k);
+      x ^= std::int64_t{1} << k;
+    }
+}
+
+// Dimension-order routing, lowest dimension first. The link leaving node x in dimension k is
+// 2 (x n + k) in the + direction and 2 (x n + k) + 1 in the - direction (n dimensions). On a
+// torus the direction is SimGrid 3.32 TorusZone's: + when the target coordinate t is in
+// (s, s + size/2] or, wrapping, when s > size/2 and t <= (s + size/2) mod size (s = source
+// coordinate); else -. Ties (even size, distance size/2) therefore go +, except from
+// s = size/2 to t = 0, which goes -.
+void Topology::route_grid(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+  const auto n = static_cast<std::int64_t>(dims_.size());
+  std::int64_t x = u;
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t size = dims_[k], stride = stride_[k];
+    const std::int64_t s = (u / stride) % size, t = (v / stride) % size;
+    if (s == t) continue;
+    bool plus;
+    if (kind_ == Kind::mesh) {
+      plus = t > s;
+    } else {
+      plus = (t > s && t <= s + size / 2) || (s > size / 2 && (s + size / 2) % size >= t);
+    }
+    for (std::int64_t c = s; c != t;) {
+      links.push_back(2 * (x * n + k) + (plus ? 0 : 1));
+      const std::int64_t next = plus ? (c + 1) % size : (c + size - 1) % size;
+      x += (next - c) * stride;
+      c = next;
+    }
+  }
+}
+
+std::int64_t Topology::link_count() const {
+  switch (kind_) {
+    case Kind::full: return 0;
+    case Kind::hypercube: return static_cast<std::int64_t>(nodes_) * dims_[0];
+    case Kind::mesh:
+    case Kind::torus: return 2 * static_cast<std::int64_t>(nodes_) * static_cast<std::int64_t>(dims_.size());
+    case Kind::fattree: return fattree_->link_count();
+  }
+  return 0;
+}
+
+std::string Topology::link_name(std::int64_t link) const {
+  commfit_assert(link >= 0 && link < link_count(), "Topology::link_name", "link id out of range");
+  switch (kind_) {
+    case Kind::full: break;
+    case Kind::hypercube: {
+      const std::int64_t x = link / dims_[0], k = link % dims_[0];
+      return std::to_string(x) + "->" + std::to_string(x ^ (std::int64_t{1} << k)) + " (bit " + std::to_string(k) + ")";
+    }
+    case Kind::mesh:
+    case Kind::torus: {
+      const auto n = static_cast<std::int64_t>(dims_.size());
+      const std::int64_t x = link / 2 / n, k = link / 2 % n;
+      const bool plus = link % 2 == 0;
+      const std::int64_t c = (x / stride_[k]) % dims_[k], size = dims_[k];
+      const std::int64_t next = plus ? (c + 1) % size : (c + size - 1) % size;
+      const std::int64_t y = x + (next - c) * stride_[k];
+      if (kind_ == Kind::mesh)
+        return std::to_string(x) + "->" + std::to_string(y) + " (dim " + std::to_string(k) + (plus ? " +)" : " -)");
+      // SimGrid names the cable from a node to its + neighbour; "-" travels the neighbour's cable down.
+      return plus ? "link_from_" + std::to_string(x) + "_to_" + std::to_string(y) + "_UP"
+                  : "link_from_" + std::to_string(y) + "_to_" + std::to_string(x) + "_DOWN";
+    }
+    case Kind::fattree: return fattree_->link_name(link);
+  }
+  return "?";
+}
+
+}  // namespace commfit

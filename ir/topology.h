@@ -1,0 +1,101 @@
+// Topology: the machine's network and its deterministic routing (DESIGN.md "Topologies and
+// routes"). route(a, b) lists the directed links a message from rank a to rank b occupies; the
+// link rule of the verifier and the link-checking passes (Ranka-Wang §5, Check_Path /
+// Mark_Path) only compare link ids, so ids are opaque numbers in [0, link_count()).
+//
+// Specs (docs/TOPOLOGY.md has the full description):
+//   full                       crossbar, no shared links (the default), any number of ranks
+//   hypercube:D                2^D nodes, e-cube routing (address bits flipped least significant first)
+//   mesh:AxBxC, torus:AxBxC    any number of dimensions, dimension-order routing (lowest first);
+//                              on a torus the shorter way round, ties as SimGrid 3.32's TorusZone
+//   fattree:L;m1,..;w1,..;p1,..  SimGrid's FAT_TREE cluster topo_parameters, routed as SimGrid's
+//                              FatTreeZone routes (same node and link numbering, same up/down choice)
+//   any of them + "+nodeN"     N consecutive ranks share a node; messages inside a node use no link
+// The JSON form (the matrix file's "topology" field) is either a spec string or an object such as
+// {"kind": "torus", "dims": [4, 4], "ranks_per_node": 4}.
+#pragma once
+
+#include "ir/comm_matrix.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace commfit {
+
+namespace detail {
+struct FatTree;   // ir/topology_fattree.cpp
+}
+
+class Topology {
+ public:
+  enum class Kind { full, hypercube, mesh, torus, fattree };
+
+  Topology();   // full, one rank per node
+
+  // Parses a spec (above). Throws UsageError naming the spec and what is wrong.
+  static Topology parse(const std::string& spec);
+  // The matrix file's "topology" field: a spec string or an object (docs/TOPOLOGY.md). Throws
+  // UsageError whose message starts with the JSON path under the field, e.g. "/dims/1: ...".
+  static Topology from_json(const nlohmann::json& j);
+  nlohmann::ordered_json to_json() const;   // the object form; from_json(to_json()) == *this
+  std::string spec() const;                 // canonical spec; parse(spec()) == *this
+
+  Kind kind() const { return kind_; }
+  static const char* kind_name(Kind k);
+
+  // Network nodes (hosts) and ranks = nodes * ranks_per_node; both 0 for full (any p).
+  Rank nodes() const { return nodes_; }
+  Rank ranks() const { return nodes_ * per_node_; }
+  Rank ranks_per_node() const { return per_node_; }
+  Rank node_of(Rank r) const { return r / per_node_; }
+  // hypercube: {D}; mesh/torus: the sizes, lowest dimension first; fattree: empty.
+  const std::vector<std::int64_t>& dims() const { return dims_; }
+  // fattree parameters (levels = down.size()); empty for other kinds.
+  const std::vector<std::int64_t>& fattree_down() const;
+  const std::vector<std::int64_t>& fattree_up() const;
+  const std::vector<std::int64_t>& fattree_parallel() const;
+
+  // Throws UsageError when a matrix of p ranks does not fit (p > ranks(), unless full). A job may
+  // use fewer ranks than the machine has: ranks 0..p-1 sit on the first nodes.
+  void check_ranks(Rank p) const;
+
+  // Replaces `links` with the directed links of the route a -> b, in path order. Empty when a and
+  // b share a node (a == b included) or the topology is full. Needs 0 <= a, b < ranks() (any
+  // non-negative ranks for full).
+  void route(Rank a, Rank b, std::vector<std::int64_t>& links) const;
+  std::vector<std::int64_t> route(Rank a, Rank b) const;
+
+  // Link ids are in [0, link_count()); on a mesh some ids at the borders are never used.
+  std::int64_t link_count() const;
+  // A readable name for messages and reports. fattree and torus links carry SimGrid's names for
+  // the same link (without the zone prefix), e.g. "link_from_0_15_0_UP", "link_from_3_to_0_DOWN".
+  std::string link_name(std::int64_t link) const;
+
+  friend bool operator==(const Topology& a, const Topology& b) { return a.spec() == b.spec(); }
+
+ private:
+  void route_hypercube(Rank a, Rank b, std::vector<std::int64_t>& links) const;
+  void route_grid(Rank a, Rank b, std::vector<std::int64_t>& links) const;
+  void set_nodes_per_rank(std::int64_t per_node, const std::string& what);
+
+  Kind kind_ = Kind::full;
+  Rank nodes_ = 0;
+  Rank per_node_ = 1;
+  std::vector<std::int64_t> dims_;
+  std::vector<std::int64_t> stride_;                  // mesh/torus: node index = sum coord_k * stride_k
+  std::shared_ptr<const detail::FatTree> fattree_;   // immutable, shared by copies
+
+  friend struct TopologyBuilder;
+};
+
+// Limits checked by parse/from_json before anything is allocated.
+inline constexpr std::int64_t kMaxTopologyNodes = std::int64_t{1} << 24;     // hypercube, mesh, torus
+inline constexpr std::int64_t kMaxFatTreeHosts = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMaxFatTreeCables = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxTopologyRanks = std::int64_t{1} << 30;
+
+}  // namespace commfit
