@@ -51,6 +51,10 @@ struct Call {
   const int* rcounts = nullptr;
   const int* rdispls = nullptr;
   std::int64_t scount_scale = 1, sdispl_scale = 1, rcount_scale = 1, rdispl_scale = 1;
+  // A failed call replays into scratch buffers laid out by these byte displacements instead
+  // (so its peers, who do not know yet, still find their messages); copies are skipped.
+  const std::int64_t* dry_sdispls = nullptr;
+  const std::int64_t* dry_rdispls = nullptr;
 };
 
 struct Executor::Impl {
@@ -72,6 +76,10 @@ struct Executor::Impl {
   std::vector<int> indices;
   bool counts_agreed = false;
   char ready_byte = 0;
+  int check_mine = 0, check_first = 0;          // the count check's MPI_Iallreduce
+  MPI_Request check_request = MPI_REQUEST_NULL;
+  std::vector<char> dry_send, dry_recv;         // allocated on the first failed call only
+  std::vector<std::int64_t> dry_sdispls, dry_rdispls;
 
   ~Impl();
 
@@ -83,6 +91,9 @@ struct Executor::Impl {
 
   // One execute; usage_error (a problem with the call found by the caller) fails it collectively.
   void run(const Call& c, const std::string* usage_error);
+  void replay(const Call& c);
+  // The stand-in for a call that failed its checks on this rank.
+  Call dry_call();
   // True when the counts of `c` are the plan's; else writes the first mismatch to `msg` (if given).
   bool counts_match(const Call& c, std::string* msg) const;
   void run_phase_post_all(const PhaseOps& ph, const Call& c);
@@ -104,9 +115,11 @@ void agree(MPI_Comm comm, Error::Kind kind, const std::string& local_error);
 inline char* op_address(const NetOp& op, const Call& c, char* stage) {
   switch (op.where) {
     case Where::send_buf:
-      return const_cast<char*>(c.sbuf) + c.sdispls[op.disp] * c.sdispl_scale + std::int64_t(op.offset);
+      return const_cast<char*>(c.sbuf) + std::int64_t(op.offset) +
+             (c.dry_sdispls ? c.dry_sdispls[op.disp] : c.sdispls[op.disp] * c.sdispl_scale);
     case Where::recv_buf:
-      return c.rbuf + c.rdispls[op.disp] * c.rdispl_scale + std::int64_t(op.offset);
+      return c.rbuf + std::int64_t(op.offset) +
+             (c.dry_rdispls ? c.dry_rdispls[op.disp] : c.rdispls[op.disp] * c.rdispl_scale);
     case Where::stage:
       return stage + op.offset;
   }

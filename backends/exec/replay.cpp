@@ -49,7 +49,7 @@ bool Executor::Impl::counts_match(const Call& c, std::string* msg) const {
 }
 
 void Executor::Impl::run_copies(const PhaseOps& ph, const Call& c) {
-  if (ph.copy_begin == ph.copy_end) return;
+  if (ph.copy_begin == ph.copy_end || c.dry_sdispls) return;
   const char* from = c.sbuf + c.sdispls[rank] * c.sdispl_scale;
   char* to = c.rbuf + c.rdispls[rank] * c.rdispl_scale;
   for (std::uint32_t i = ph.copy_begin; i < ph.copy_end; ++i)
@@ -122,25 +122,29 @@ void Executor::Impl::run_phase_window(const PhaseOps& ph, const Call& c) {
   if (posted > 0) MPI_Waitall(posted, requests.data(), MPI_STATUSES_IGNORE);
 }
 
-void Executor::Impl::run(const Call& c, const std::string* usage_error) {
-  // The count check: collective on the first call, and on every call unless first_call.
-  if (options.count_check == CountCheck::every_call || !counts_agreed) {
-    std::string msg;   // written only on a mismatch
-    bool ok = usage_error == nullptr && counts_match(c, &msg);
-    const int first = first_failing_rank(comm, !ok);
-    if (first >= 0)
-      raise_agreed(comm, first, usage_error ? Error::Kind::usage : Error::Kind::counts,
-                   usage_error ? *usage_error : msg);
-    counts_agreed = true;
-  } else if (usage_error != nullptr || !counts_match(c, nullptr)) {
-    std::string msg = usage_error ? *usage_error : std::string();
-    if (!usage_error) counts_match(c, &msg);
-    std::fprintf(stderr,
-                 "commfit exec: error: rank %d: %s\n(count_check = first_call: the other ranks cannot be "
-                 "told without a collective, so the job is aborted)\n",
-                 rank, msg.c_str());
-    MPI_Abort(comm, 3);
+Call Executor::Impl::dry_call() {
+  if (dry_sdispls.empty()) {
+    dry_sdispls.assign(size, 0);
+    dry_rdispls.assign(size, 0);
+    std::int64_t s = 0, r = 0;
+    for (int i = 0; i < size; ++i) {
+      dry_sdispls[i] = s;
+      dry_rdispls[i] = r;
+      s += expect_send[i];
+      r += expect_recv[i];
+    }
+    dry_send.assign(std::size_t(s) + 1, 0);
+    dry_recv.assign(std::size_t(r) + 1, 0);
   }
+  Call d;
+  d.sbuf = dry_send.data();
+  d.rbuf = dry_recv.data();
+  d.dry_sdispls = dry_sdispls.data();
+  d.dry_rdispls = dry_rdispls.data();
+  return d;
+}
+
+void Executor::Impl::replay(const Call& c) {
   for (Phase p = 0; p < phases; ++p) {
     const PhaseOps& ph = phase_ops[p];
     if (options.max_outstanding > 0) run_phase_window(ph, c);
@@ -148,6 +152,43 @@ void Executor::Impl::run(const Call& c, const std::string* usage_error) {
     else run_phase_post_all(ph, c);
     if (options.barrier) MPI_Barrier(comm);
   }
+}
+
+void Executor::Impl::run(const Call& c, const std::string* usage_error) {
+  if (options.count_check == CountCheck::first_call && counts_agreed) {
+    // Trusted calls: a local check only; a mismatch cannot be told to the others.
+    if (usage_error != nullptr || !counts_match(c, nullptr)) {
+      std::string msg = usage_error ? *usage_error : std::string();
+      if (!usage_error) counts_match(c, &msg);
+      std::fprintf(stderr,
+                   "commfit exec: error: rank %d: %s\n(count_check = first_call: the other ranks cannot be "
+                   "told without a collective, so the job is aborted)\n",
+                   rank, msg.c_str());
+      MPI_Abort(comm, 3);
+    }
+    replay(c);
+    ++stats.executes;
+    return;
+  }
+  // The collective count check: every rank contributes its verdict to an MPI_Iallreduce that
+  // completes while the phases run. A rank whose check failed never touches the caller's buffers:
+  // it replays into scratch buffers, so that its peers, who do not know yet, find their messages;
+  // at the end every rank learns the verdict and all raise the same error.
+  std::string msg;   // written only on a failure
+  const bool ok = usage_error == nullptr && counts_match(c, &msg);
+  check_mine = ok ? INT_MAX : rank;
+  MPI_Iallreduce(&check_mine, &check_first, 1, MPI_INT, MPI_MIN, comm, &check_request);
+  if (ok) {
+    replay(c);
+  } else {
+    const Call dry = dry_call();
+    replay(dry);
+  }
+  MPI_Wait(&check_request, MPI_STATUS_IGNORE);
+  if (check_first != INT_MAX)
+    raise_agreed(comm, check_first, usage_error ? Error::Kind::usage : Error::Kind::counts,
+                 usage_error ? *usage_error : msg);
+  counts_agreed = true;
   ++stats.executes;
 }
 
