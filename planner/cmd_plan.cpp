@@ -78,9 +78,14 @@ int run_plan(const PlanCommand& c) {
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
   if (!c.quiet) {
+    if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", plan.manifest.options["chosen"].get<std::string>().c_str(), report.comparison.c_str());
     const CostSummary& cost = plan.manifest.cost;
-    std::printf("commfit: wrote %s: %d ranks, %lld messages, strategy %s (%s)\n", out.c_str(), in.matrix.ranks,
-                static_cast<long long>(in.matrix.nnz()), o.strategy.c_str(), o.algorithm.c_str());
+    std::string what;
+    for (const char* key : {"chosen", "algorithm", "variant", "method", "chunk"})
+      if (auto it = plan.manifest.options.find(key); it != plan.manifest.options.end())
+        what += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+    std::printf("commfit: wrote %s: %d ranks, %lld messages, strategy %s%s\n", out.c_str(), in.matrix.ranks,
+                static_cast<long long>(in.matrix.nnz()), plan.manifest.strategy.c_str(), what.c_str());
     std::printf("  phases %u (h = %lld), estimate %.4g s, lower bound %.4g s, estimate/LB %.3f, staging %llu B\n",
                 plan.manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
                 cost.lower_bound_s > 0 ? cost.estimate_s / cost.lower_bound_s : 1.0,
@@ -96,7 +101,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
-  sub->add_option("--strategy", c->plan.strategy, "Strategy: " + entry_names(strategy_table()))->capture_default_str();
+  sub->add_option("--strategy", c->plan.strategy, "Strategy: auto, " + entry_names(strategy_table()))->capture_default_str();
   sub->add_option("--algorithm", c->plan.algorithm, "Decomposition: " + entry_names(algorithm_table()))->capture_default_str();
   sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->capture_default_str();
   sub->add_option("--variant", c->plan.variant, "two-stage: transport, transport-scan, transport-alt, bhj, random")->capture_default_str();

@@ -17,5 +17,6 @@ void add_verify_command(CLI::App& app, Runner& run);
 void add_stats_command(CLI::App& app, Runner& run);
 void add_show_command(CLI::App& app, Runner& run);
 void add_convert_command(CLI::App& app, Runner& run);
+void add_compare_command(CLI::App& app, Runner& run);
 
 }  // namespace commfit

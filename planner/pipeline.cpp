@@ -1,16 +1,44 @@
 #include "planner/pipeline.h"
 
 #include "ir/error.h"
+#include "planner/candidates.h"
 #include "planner/pass_runner.h"
 #include "planner/passes.h"
 #include "planner/strategies.h"
 
 namespace commfit {
 
+namespace {
+
+// --strategy auto: plan every candidate, keep the cheapest. Planning times are left out of the
+// manifest so that plans stay byte-identical.
+Plan make_auto_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* report) {
+  Comparison c = compare_candidates(m, o, true);
+  if (!c.plan) throw UsageError("no strategy applies to this matrix:\n" + format_comparison(c));
+  Plan plan = std::move(*c.plan);
+  const CandidateRow& chosen = c.rows[*c.chosen];
+  nlohmann::ordered_json options;
+  options["chosen"] = chosen.name;
+  for (auto& [k, v] : plan.manifest.options.items()) options[k] = v;
+  options["candidates"] = comparison_json(c);
+  plan.manifest.options = std::move(options);
+  plan.manifest.strategy = "auto";
+  if (report) {
+    const TrafficStats stats = traffic_stats(m);
+    report->h = stats.h;
+    report->t = stats.t;
+    report->comparison = format_comparison(c);
+  }
+  return plan;
+}
+
+}  // namespace
+
 Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* report) {
+  if (o.strategy == "auto") return make_auto_plan(matrix, o, report);
   const StrategyEntry* strategy = find_strategy(o.strategy);
   if (!strategy)
-    throw UsageError("unknown strategy \"" + o.strategy + "\" (choose from: " + entry_names(strategy_table()) + ")");
+    throw UsageError("unknown strategy \"" + o.strategy + "\" (choose from: auto, " + entry_names(strategy_table()) + ")");
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");
 

@@ -13,7 +13,7 @@
 namespace commfit {
 
 struct PlanOptions {
-  std::string strategy = "direct";     // see strategy_table()
+  std::string strategy = "direct";     // "auto" or one of strategy_table()
   std::string algorithm = "optimal";   // direct: decomposition, see algorithm_table()
   std::string variant = "transport";   // two-stage: transport | transport-scan | transport-alt | bhj | random
   std::string method = "parking";      // memory: parking | relaxation
@@ -28,6 +28,7 @@ struct PlanReport {
   std::int64_t h = 0;                // max fan-in / fan-out (network messages)
   Bytes t = 0;                       // max bytes sent or received by one rank
   std::vector<std::string> log;      // one line per pass run: name, seconds, and "verified" with --verify-each
+  std::string comparison;            // --strategy auto: the table it chose from
 };
 
 // Runs the strategy's passes, lowers, verifies; throws UsageError for options it cannot honour.

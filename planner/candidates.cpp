@@ -1,0 +1,97 @@
+#include "planner/candidates.h"
+
+#include "ir/cost_model.h"
+#include "ir/error.h"
+#include "planner/passes.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace commfit {
+
+std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions& base) {
+  std::vector<CandidateRow> rows;
+  auto add = [&](const std::string& strategy, const std::string& name, auto&& set) {
+    CandidateRow row;
+    row.name = name;
+    row.options = base;
+    row.options.strategy = strategy;
+    set(row.options);
+    rows.push_back(row);
+  };
+  const bool limited = !base.memory.empty() || !m.memory.empty();
+  if (limited) {
+    for (const char* method : {"parking", "relaxation"})
+      add("memory", std::string("memory/") + method, [&](PlanOptions& o) { o.method = method; });
+    return rows;
+  }
+  for (const NamedEntry& a : algorithm_table())
+    add("direct", std::string("direct/") + a.name, [&](PlanOptions& o) { o.algorithm = a.name; });
+  add("async", "async", [](PlanOptions&) {});
+  for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"})
+    add("two-stage", std::string("two-stage/") + v, [&](PlanOptions& o) { o.variant = v; });
+  return rows;
+}
+
+Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan) {
+  Comparison c;
+  c.rows = candidates_for(m, base);
+  for (std::size_t k = 0; k < c.rows.size(); ++k) {
+    CandidateRow& row = c.rows[k];
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      Plan plan = make_plan(m, row.options);
+      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      row.phases = plan.manifest.phases;
+      for (Bytes b : phase_max_message(plan)) row.max_message = std::max(row.max_message, b);
+      row.estimate_s = plan.manifest.cost.estimate_s;
+      row.lower_bound_s = plan.manifest.cost.lower_bound_s;
+      if (!c.chosen || row.estimate_s < c.rows[*c.chosen].estimate_s) {
+        c.chosen = k;
+        if (keep_plan) c.plan = std::move(plan);
+      }
+    } catch (const UsageError& e) {   // e.g. a strategy not implemented yet, or not applicable
+      row.skipped = e.what();
+    }
+  }
+  return c;
+}
+
+std::string format_comparison(const Comparison& c) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-24s %8s %14s %12s %10s %10s\n", "candidate", "phases", "max message B", "estimate s", "est/LB", "plan s");
+  out += line;
+  for (std::size_t k = 0; k < c.rows.size(); ++k) {
+    const CandidateRow& r = c.rows[k];
+    const char mark = c.chosen && *c.chosen == k ? '*' : ' ';
+    if (!r.skipped.empty()) {
+      std::snprintf(line, sizeof line, "%c %-24s skipped: %s\n", mark, r.name.c_str(), r.skipped.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "%c %-24s %8u %14llu %12.4g %10.3f %10.3f\n", mark, r.name.c_str(), r.phases,
+                    static_cast<unsigned long long>(r.max_message), r.estimate_s,
+                    r.lower_bound_s > 0 ? r.estimate_s / r.lower_bound_s : 1.0, r.seconds);
+    }
+    out += line;
+  }
+  return out;
+}
+
+nlohmann::ordered_json comparison_json(const Comparison& c) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const CandidateRow& r : c.rows) {
+    nlohmann::ordered_json j;
+    j["name"] = r.name;
+    if (!r.skipped.empty()) {
+      j["skipped"] = r.skipped;
+    } else {
+      j["phases"] = r.phases;
+      j["max_message"] = r.max_message;
+      j["estimate_s"] = r.estimate_s;
+    }
+    rows.push_back(j);
+  }
+  return rows;
+}
+
+}  // namespace commfit

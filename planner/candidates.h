@@ -1,0 +1,43 @@
+// Candidates for --strategy auto and commfit compare: every applicable strategy and algorithm is
+// planned (and verified) in turn; the cheapest under the cost model wins. Memory limits restrict
+// the field to the memory strategy's methods (no other plan respects them).
+#pragma once
+
+#include "planner/pipeline.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace commfit {
+
+struct CandidateRow {
+  std::string name;            // "direct/optimal", "async", "two-stage/bhj", ...
+  PlanOptions options;
+  std::string skipped;         // why it does not apply (empty when planned)
+  Phase phases = 0;
+  Bytes max_message = 0;
+  double estimate_s = 0;
+  double lower_bound_s = 0;
+  double seconds = 0;          // planning time
+};
+
+struct Comparison {
+  std::vector<CandidateRow> rows;
+  std::optional<std::size_t> chosen;   // cheapest row (first of equals)
+  std::optional<Plan> plan;            // its plan, when asked for
+};
+
+// The candidate list for a matrix: `base` supplies seed, cost and the other options.
+std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions& base);
+
+// Plans every candidate; keeps the cheapest plan when keep_plan is true.
+Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan);
+
+// The comparison table, one row per candidate, the chosen one marked with '*'.
+std::string format_comparison(const Comparison& c);
+
+// The table as JSON rows, recorded in an auto plan's manifest options.
+nlohmann::ordered_json comparison_json(const Comparison& c);
+
+}  // namespace commfit

@@ -1,0 +1,50 @@
+// --strategy auto: the plan it keeps is verified and no candidate is cheaper; memory limits
+// restrict the field to memory plans.
+#include "backends/plan_dir.h"
+#include "ir/error.h"
+#include "passes/verify.h"
+#include "planner/candidates.h"
+#include "workloads/generators.h"
+
+#include <doctest/doctest.h>
+
+using namespace commfit;
+
+TEST_CASE("auto_keeps_the_cheapest_verified_candidate") {
+  std::vector<CommMatrix> ms = {gen_random_sparse(24, 0.2, 1 << 20, 1, true), gen_lognormal(40, 0.1, 512, 2, 2),
+                                gen_hot_receiver(20, 3, 1 << 16, 0.05, 3), gen_uniform(16, 4, 64, 4), gen_dense(9, 4096, 5)};
+  for (const CommMatrix& m : ms) {
+    for (double tau : {2e-6, 1e-4}) {
+      PlanOptions o;
+      o.cost.tau_s = tau;
+      const Comparison c = compare_candidates(m, o, false);
+      o.strategy = "auto";
+      PlanReport report;
+      const Plan plan = make_plan(m, o, &report);
+      CHECK(plan.manifest.strategy == "auto");
+      REQUIRE(c.chosen);
+      std::size_t planned = 0;
+      for (const CandidateRow& r : c.rows) {
+        if (!r.skipped.empty()) continue;
+        ++planned;
+        CHECK(plan.manifest.cost.estimate_s <= r.estimate_s);
+      }
+      CHECK(planned >= 5);
+      CHECK(plan.manifest.options["chosen"] == c.rows[*c.chosen].name);
+      VerifyRules rules;
+      rules.contention = plan.manifest.options["contention"] == "none" ? Contention::none : Contention::node;
+      CHECK(verify(plan, m, rules).empty());
+      CHECK(report.comparison.find("*") != std::string::npos);
+      // Deterministic: the manifest records no timings.
+      CHECK(manifest_json(make_plan(m, o).manifest) == manifest_json(plan.manifest));
+    }
+  }
+}
+
+TEST_CASE("auto_with_memory_limits_considers_memory_plans_only") {
+  CommMatrix m = gen_random_sparse(8, 0.5, 1000, 9, false);
+  m.memory.assign(8, 1 << 20);
+  const auto rows = candidates_for(m, {});
+  REQUIRE(!rows.empty());
+  for (const CandidateRow& r : rows) CHECK(r.options.strategy == "memory");
+}
