@@ -1,0 +1,50 @@
+// Seeded generators of skewed communication patterns: one rank's (or a few ranks') traffic
+// dominates, the case the two-stage algorithms (Transportation §7-8, Bader-Helman-JaJa §3) are
+// for. Each names its source. Same arguments, same matrix (all randomness is commfit::Rng).
+#pragma once
+
+#include "ir/comm_matrix.h"
+
+#include <cstdint>
+
+namespace commfit {
+
+// Bader-Helman-JaJa §3.1, eq. (7): n = p * keys_per_rank keys, held cyclically (key g on rank
+// g mod p); the first v_0 keys are labelled for rank 0, the next v_1 for rank 1, and so on, with
+// v_i = floor(h (1 - h i / (2n - h))) for i < 2n/h, i != p-1, 0 beyond, and v_{p-1} the rest
+// (h = h_factor * n / p; h_factor = 1 is the paper's transpose case, v_i = n / p). Rank 0 receives
+// h keys; for h_factor = 8 about 3p/4 ranks receive nothing. Each key is `key_bytes` bytes (the
+// paper's elements are two integers: 8). Deterministic. Where 2n/h is not an integer the
+// floors can sum past n: the excess is taken off the highest labels, so every rank still holds
+// exactly keys_per_rank keys. Needs p >= 1, keys_per_rank >= 1, h_factor >= 1.
+CommMatrix gen_bader_h_relation(Rank p, std::int64_t keys_per_rank, int h_factor, Bytes key_bytes);
+
+// The last step of a sample sort (Transportation §3 names it, BHJ §4) on skewed keys: every rank
+// holds keys_per_rank records of record_bytes, keys drawn from a Zipf law of exponent zipf_s over
+// 2^20 distinct values (value identities scrambled, so popular values lie anywhere in the key
+// range). Splitters: p - 1 evenly spaced picks from a sample of `oversample` random keys per rank.
+// Records of a key equal to splitters go to the bucket after the last equal splitter, so a popular
+// key fills one bucket: the hot receiver of a skewed sample sort. COM(i, b) = record_bytes *
+// (records of rank i in bucket b); i == b entries are local copies.
+CommMatrix gen_sample_sort_skewed(Rank p, std::int64_t keys_per_rank, Bytes record_bytes, double zipf_s,
+                                  int oversample, std::uint64_t seed);
+
+// Mixture-of-experts token dispatch (top-k routing as in GShard / Switch Transformer): p ranks
+// with experts_per_rank experts each; expert popularity is Zipf with exponent zipf_s, the
+// popularity order a seeded permutation of the experts. Each of a rank's tokens_per_rank tokens
+// picks top_k distinct experts (Zipf draws, repeats re-drawn) and is sent once to every rank
+// holding one of them (token_bytes each). Tokens for the rank's own experts are local copies.
+// Needs top_k <= p * experts_per_rank.
+CommMatrix gen_moe_dispatch(Rank p, int experts_per_rank, std::int64_t tokens_per_rank, int top_k, double zipf_s,
+                            Bytes token_bytes, std::uint64_t seed);
+
+// Hot receivers at scale, after the generator of Transportation §9: every rank sends `traffic`
+// bytes to fan_out other ranks; the fraction (1 - l) of it goes to the ceil(l * fan_out) hot
+// ranks (the same seeded set for every sender, evenly), the fraction l to
+// fan_out - ceil(l * fan_out) other ranks drawn per sender (evenly). l = 1/32, fan_out = 32 is the
+// paper's best case for the two-stage algorithm ("1 out of 32 processors received 31/32 of the
+// traffic"). A hot rank's own share goes to the other hot ranks (or nowhere when it is the only
+// one). Needs 1 <= fan_out <= p - 1, 0 < l <= 1.
+CommMatrix gen_hot_spots(Rank p, int fan_out, double l, Bytes traffic, std::uint64_t seed);
+
+}  // namespace commfit
