@@ -154,3 +154,21 @@ TEST_CASE("cli_show_and_stats") {
   CHECK(r.status == 0);
   CHECK(r.out.find("rs_n") != std::string::npos);
 }
+
+TEST_CASE("cli_gen_compare_auto") {
+  REQUIRE(commfit("gen uniform -n 32 -d 6 --bytes 512 --seed 3 -o u.json").status == 0);
+  Result r = commfit("stats u.json");
+  CHECK(r.out.find("f (fan-out)               6            6.0            6.0              6") != std::string::npos);
+  CHECK(r.out.find("g (fan-in)                6            6.0            6.0              6") != std::string::npos);
+  REQUIRE(commfit("gen uniform -n 32 -d 6 --bytes 512 --seed 3 -o v.json").status == 0);
+  CHECK(slurp(scratch_dir() / "u.json") == slurp(scratch_dir() / "v.json"));
+  r = commfit("compare u.json");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("direct/optimal") != std::string::npos);
+  CHECK(r.out.find("async") != std::string::npos);
+  r = commfit("plan u.json --strategy auto -o auto.plan");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("--strategy auto chose") != std::string::npos);
+  CHECK(commfit("verify u.json auto.plan").status == 0);
+  CHECK(commfit("gen uniform -n 4 -d 4").status == 2);
+}
