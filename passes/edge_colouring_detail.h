@@ -29,7 +29,7 @@ inline constexpr Vertex kNone = -1;
 class FreeColours {
  public:
   explicit FreeColours(const std::vector<std::int32_t>& width)
-      : begin_(width.size() + 1, 0), hint_(width.size(), 0) {
+      : width_(width), begin_(width.size() + 1, 0), hint_(width.size(), 0) {
     for (std::size_t x = 0; x < width.size(); ++x)
       begin_[x + 1] = begin_[x] + (width[x] + 63) / 64;
     words_.assign(static_cast<std::size_t>(begin_.back()), 0);
@@ -39,7 +39,7 @@ class FreeColours {
   }
 
   // True when c < width(x): then is_free is exact; otherwise only the table knows.
-  bool tracks(Vertex x, Colour c) const { return c / 64 < words(x); }
+  bool tracks(Vertex x, Colour c) const { return c < width_[x]; }
   bool is_free(Vertex x, Colour c) const {
     return !((words_[begin_[x] + c / 64] >> (c % 64)) & 1);
   }
@@ -55,19 +55,6 @@ class FreeColours {
       word &= ~bit;
       if (w < hint_[x]) hint_[x] = static_cast<std::int32_t>(w);
     }
-  }
-
-  // Smallest colour free at x; x must have an uncoloured edge.
-  Colour first_free(Vertex x) {
-    const std::int64_t n = words(x);
-    const std::uint64_t* w = words_.data() + begin_[x];
-    for (std::int64_t k = hint_[x]; k < n; ++k) {
-      if (w[k] != ~std::uint64_t{0}) {
-        hint_[x] = static_cast<std::int32_t>(k);
-        return static_cast<Colour>(k * 64 + std::countr_one(w[k]));
-      }
-    }
-    internal_error("decompose_optimal", "no free colour within the tracked range");
   }
 
   // The (up to) k smallest colours free at x among those it tracks, into out; returns how many.
@@ -96,10 +83,9 @@ class FreeColours {
     return kNone;
   }
 
-  const std::uint64_t* row(Vertex x) const { return words_.data() + begin_[x]; }
-
  private:
   std::int64_t words(Vertex x) const { return begin_[x + 1] - begin_[x]; }
+  std::vector<std::int32_t> width_;
   std::vector<std::int64_t> begin_;    // word offset of each vertex's bitmap
   std::vector<std::uint64_t> words_;
   std::vector<std::int32_t> hint_;
