@@ -1,5 +1,6 @@
 #include "backends/plan_binary.h"
 
+#include "backends/interrupt.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
 
@@ -304,6 +305,7 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
     throw UsageError(name + " exists and is not a commfit binary plan: not overwriting it");
   const std::filesystem::path tmp =
       file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial file
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UsageError("cannot create " + tmp.string() + ": " + std::strerror(errno));
   try {

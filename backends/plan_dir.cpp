@@ -1,5 +1,6 @@
 #include "backends/plan_dir.h"
 
+#include "backends/interrupt.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 
@@ -307,6 +308,7 @@ void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
   if (!fs::is_directory(parent, ec)) throw UsageError("cannot write " + dir.string() + ": " + parent.string() + " is not a directory");
   const std::string base = dir.filename().string();
   const fs::path tmp = parent / ("." + base + ".tmp-" + std::to_string(::getpid()));
+  const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial plan
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec)) throw UsageError("cannot create " + tmp.string() + ": " + ec.message());
   try {

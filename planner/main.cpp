@@ -1,4 +1,5 @@
 // commfit: a scheduling compiler for irregular MPI communication.
+#include "backends/interrupt.h"
 #include "ir/error.h"
 #include "planner/commands.h"
 #include "planner/passes.h"
@@ -9,6 +10,7 @@
 
 int main(int argc, char** argv) {
   using namespace commfit;
+  install_interrupt_cleanup();
   CLI::App app{"commfit " COMMFIT_VERSION
                ": plans an irregular all-to-many exchange once, offline, into per-rank schedules\n"
                "that the commfit executor replays inside an MPI job as a drop-in for MPI_Alltoallv."};
