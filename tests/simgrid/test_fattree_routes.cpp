@@ -50,7 +50,7 @@ const Case kCases[] = {
     {"torus-8x8x4", "torus:8x8x4", "TORUS", "8,8,4"},
 };
 
-int run_case(const Case& c, const char* argv0) {
+int run_case(const Case& c) {
   const commfit::Topology topo = commfit::Topology::parse(c.spec);
   const commfit::Rank n = topo.ranks();
   const std::string platform = "commfit_routes_" + std::string(c.name) + "_" + std::to_string(getpid()) + ".xml";
@@ -66,7 +66,6 @@ int run_case(const Case& c, const char* argv0) {
   char arg0[] = "test_fattree_routes";
   char arg1[] = "--log=root.thresh:critical";
   char* args[] = {arg0, arg1, nullptr};
-  (void)argv0;
   simgrid::s4u::Engine engine(&argc, args);
   engine.load_platform(platform);
   std::remove(platform.c_str());
@@ -78,7 +77,7 @@ int run_case(const Case& c, const char* argv0) {
   std::map<std::int64_t, std::string> simgrid_of;   // our id -> SimGrid link name
   std::vector<simgrid::s4u::Link*> sg;
   std::vector<std::int64_t> mine;
-  long problems = 0, hops = 0, names_checked = 0;
+  long problems = 0, hops = 0;
   auto report = [&](commfit::Rank a, commfit::Rank b, const std::string& what) {
     if (++problems <= 10) std::printf("  %s: route %d -> %d: %s\n", c.name, a, b, what.c_str());
   };
@@ -104,7 +103,6 @@ int run_case(const Case& c, const char* argv0) {
         // Our names are SimGrid's, up to a cluster prefix ("c_" for tori).
         const std::string ours = topo.link_name(mine[k]);
         if (name != ours && name != "c_" + ours) report(a, b, "SimGrid names " + name + ", we name " + ours);
-        ++names_checked;
       }
     }
   std::printf("%-34s %-30s %5d hosts %7ld pairs %8ld hops %6zu links: %s\n", c.name, c.spec, n,
@@ -117,7 +115,7 @@ int run_case(const Case& c, const char* argv0) {
 int main(int argc, char** argv) {
   if (argc == 2) {
     for (const Case& c : kCases)
-      if (argv[1] == std::string(c.name)) return run_case(c, argv[0]);
+      if (argv[1] == std::string(c.name)) return run_case(c);
     std::fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;
   }
