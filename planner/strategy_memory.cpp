@@ -1,10 +1,54 @@
-// Strategy "memory" (Pinar-Hendrickson §3): not yet implemented.
+// Strategy "memory" (Pinar-Hendrickson §3.1): phases that respect every rank's free memory.
+// Methods: parking (greedy, passes/park.h) and relaxation (continuous relaxation,
+// passes/relaxation.h). The lower bound of passes/memory_bound.h goes into the manifest.
+#include "passes/memory_bound.h"
+#include "passes/park.h"
+#include "passes/relaxation.h"
 #include "planner/strategies.h"
 
 namespace commfit {
 
-StrategyOutput strategy_memory(const CommMatrix&, const PlanOptions&, PassRunner&) {
-  throw UsageError("strategy \"memory\" is not implemented yet (issue 6)");
+StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
+  if (o.method != "parking" && o.method != "relaxation")
+    throw UsageError("unknown method \"" + o.method + "\" for strategy memory (choose from: parking, relaxation)");
+  if (m.memory.empty())
+    throw UsageError(
+        "strategy memory needs per-rank free memory: give \"memory\" in the matrix, --memory or --memory-file");
+  if (const std::string why = memory_feasibility(m); !why.empty())
+    throw UsageError("strategy memory: the exchange cannot be done within the memory limits: " + why);
+  StrategyOutput out;
+  // Ranks send to and receive from several peers in one phase: phases are bounded by memory.
+  passes.rules.contention = out.contention = Contention::none;
+  passes.rules.memory = out.memory_rule = true;
+
+  const MemoryBound lb = memory_lower_bound(m);
+  Bytes parked = 0;
+  if (o.method == "parking") {
+    ParkStats st;
+    out.schedule = passes.run("park", [&] { return park(m, ParkOptions{}, &st); });
+    parked = st.parked_bytes;
+  } else {
+    RelaxationStats st;
+    const RelaxationOptions ro;
+    std::optional<Schedule> s = passes.run("relaxation", [&] { return relaxation(m, ro, &st); });
+    if (s) {
+      out.schedule = std::move(*s);
+      parked = st.parked_bytes;
+    } else {
+      // Whole-byte pieces do not fit the free memory of some rank (free memory comparable to its
+      // number of peers): the greedy method always can, so use it and say so.
+      ParkStats ps;
+      out.schedule = passes.run("park", [&] { return park(m, ParkOptions{}, &ps); });
+      parked = ps.parked_bytes;
+      out.options["fallback"] = "parking: the relaxation could not round its pieces to whole bytes within " +
+                                std::to_string(ro.max_extra_phases) + " extra main phases";
+    }
+  }
+  // From here on every phase receives at most each rank's free bytes at its start (rule 5).
+  out.options["method"] = o.method;
+  out.options["lower_bound_phases"] = lb.phases;
+  out.options["parked_bytes"] = parked;
+  return out;
 }
 
 }  // namespace commfit
