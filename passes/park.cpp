@@ -112,7 +112,26 @@ class Parker {
         budget -= b;
       };
       std::size_t k = 0;
-      for (; k < order_.size() && budget > 0 && lack_[msgs_[order_[k]].src] > 0; ++k) direct(order_[k]);
+      // a. Senders that lack memory: all of theirs if it fits, else the same share of each one's
+      //    message (floor), the rounding remainder in lack order.
+      std::size_t needy = 0;
+      Bytes needy_left = 0;
+      while (needy < order_.size() && lack_[msgs_[order_[needy]].src] > 0) needy_left += msgs_[order_[needy++]].left();
+      if (needy_left > budget) {
+        const Bytes share_of = budget;
+        for (std::size_t x = 0; x < needy; ++x) {
+          Msg& mx = msgs_[order_[x]];
+          const auto share =
+              static_cast<Bytes>((static_cast<unsigned __int128>(mx.left()) * share_of) / needy_left);
+          if (share == 0) continue;
+          out.push_back({phase, mx.src, d, {mx.src, d, mx.next, share}});
+          mx.next += share;
+          own_left_[mx.src] -= share;
+          sent_[mx.src] += share;
+          budget -= share;
+        }
+      }
+      for (; k < needy && budget > 0; ++k) direct(order_[k]);
       auto& parked = parked_[d];
       while (budget > 0 && !parked.empty()) {
         Parked& h = parked.front();

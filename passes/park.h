@@ -7,11 +7,13 @@
 //     nothing more is on its way. Which senders it takes them from (the paper leaves it open) is
 //     decided by this order, first to last:
 //       a. original senders that themselves lack memory (bytes still to come to them exceed their
-//          free bytes), most lacking first: what they send frees memory exactly where it is needed;
+//          free bytes): what they send frees memory exactly where it is needed. All of theirs when
+//          it fits; else every such message gives the same fraction of what is left of it (so
+//          equally needy senders progress together; draining one at a time leaves the others short
+//          in the next phase), the rounding remainder going to the most lacking first;
 //       b. pieces parked for this rank, oldest first: they occupy memory that could park more;
 //       c. the other original senders, largest remaining message first (ties: lower rank).
-//     Messages are split at byte granularity; every rank splits at most one of its incoming
-//     messages (or parked pieces) per phase.
+//     Messages are split at byte granularity.
 //  2. Park (the paper's second rule): ranks that received everything they are owed still have free
 //     memory nobody else can use. Bytes of message s -> d are parked there when the transfer
 //     cannot complete in the next phase (more bytes still go to d than d will have free), up to
