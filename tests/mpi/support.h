@@ -60,9 +60,19 @@ inline CommMatrix random_matrix(Rank p, double density, Bytes max_bytes, std::ui
 }
 
 // The patterns every executor test runs: random sparse, dense, zero rows and columns, self only,
-// empty, sizes from 0 B to 8 MiB (`large`).
+// empty, a hot rank; with `large` instead: sizes from 0 B to 8 MiB, and a ring of 8 MiB messages.
 inline std::vector<Pattern> patterns(Rank p, bool large) {
   std::vector<Pattern> out;
+  if (large) {
+    out.push_back({"sizes-0B-8MiB", random_matrix(p, 0.5, Bytes{8} << 20, 14, true, true)});
+    std::vector<Message> msgs;   // a ring of 8 MiB messages plus tiny ones back
+    for (Rank i = 0; i < p; ++i) {
+      msgs.push_back({i, (i + 1) % p, Bytes{8} << 20});
+      if (p > 2) msgs.push_back({(i + 1) % p, i, Bytes(1 + i)});
+    }
+    out.push_back({"ring-8MiB", make_matrix(p, std::move(msgs))});
+    return out;
+  }
   out.push_back({"random-sparse", random_matrix(p, 0.35, 4096, 11, true)});
   out.push_back({"dense", random_matrix(p, 1.0, 2048, 12, true)});
   {
@@ -85,15 +95,6 @@ inline std::vector<Pattern> patterns(Rank p, bool large) {
       msgs.push_back({0, i, Bytes(50 * i + 3)});
     }
     out.push_back({"hot-rank", make_matrix(p, std::move(msgs))});
-  }
-  if (large) {
-    out.push_back({"sizes-0B-8MiB", random_matrix(p, 0.5, Bytes{8} << 20, 14, true, true)});
-    std::vector<Message> msgs;   // a ring of 8 MiB messages plus tiny ones back
-    for (Rank i = 0; i < p; ++i) {
-      msgs.push_back({i, (i + 1) % p, Bytes{8} << 20});
-      if (p > 2) msgs.push_back({(i + 1) % p, i, Bytes(1 + i)});
-    }
-    out.push_back({"ring-8MiB", make_matrix(p, std::move(msgs))});
   }
   return out;
 }
@@ -190,13 +191,14 @@ struct Checker {
   }
 };
 
-// Every protocol and option combination the executor has.
+// Every protocol and option combination the executor has. Pieces are split into messages of
+// about 1000 bytes times `chunk_scale` (keep the message count sane on 8 MiB patterns).
 struct Config {
   std::string name;
   exec::Options options;
 };
 
-inline std::vector<Config> configs() {
+inline std::vector<Config> configs(std::uint64_t chunk_scale = 1) {
   using exec::Protocol;
   std::vector<Config> out;
   auto add = [&](std::string name, auto f) {
@@ -213,9 +215,10 @@ inline std::vector<Config> configs() {
   add("cap2", [](exec::Options& o) { o.max_outstanding = 2; });
   add("cap3", [](exec::Options& o) { o.max_outstanding = 3; });
   add("first-call-check", [](exec::Options& o) { o.count_check = exec::CountCheck::first_call; });
-  add("chunks-of-1000", [](exec::Options& o) { o.max_message = 1000; });
-  add("handshake-chunks", [](exec::Options& o) { o.protocol = Protocol::handshake; o.max_message = 777; });
-  add("cap2-chunks", [](exec::Options& o) { o.max_outstanding = 2; o.max_message = 1500; });
+  const std::uint64_t k = chunk_scale;
+  add("chunks-of-1000", [k](exec::Options& o) { o.max_message = 1000 * k; });
+  add("handshake-chunks", [k](exec::Options& o) { o.protocol = Protocol::handshake; o.max_message = 777 * k; });
+  add("cap2-chunks", [k](exec::Options& o) { o.max_outstanding = 2; o.max_message = 1500 * k; });
   return out;
 }
 
