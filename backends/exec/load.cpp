@@ -76,6 +76,32 @@ void check_tiling(std::vector<Span>& spans, const std::vector<std::int64_t>& exp
   }
 }
 
+// The options every rank must share, or the ranks would wait for ready messages, barriers or
+// collectives that never come: protocol, barrier, count_check, check_consistency.
+void check_same_options(Executor::Impl& x) {
+  const Options& o = x.options;
+  int mine[4] = {static_cast<int>(o.protocol), o.barrier, static_cast<int>(o.count_check), o.check_consistency};
+  int v[8], r[8];
+  for (int k = 0; k < 4; ++k) v[k] = mine[k], v[4 + k] = -mine[k];
+  MPI_Allreduce(v, r, 8, MPI_INT, MPI_MIN, x.comm);
+  bool same = true;
+  for (int k = 0; k < 4; ++k) same = same && r[k] == -r[4 + k];
+  if (same) return;
+  int root[4];
+  std::copy(mine, mine + 4, root);
+  MPI_Bcast(root, 4, MPI_INT, 0, x.comm);
+  auto text = [](const int* a) {
+    return std::string("protocol ") + to_string(static_cast<Protocol>(a[0])) + ", barrier " + (a[1] ? "on" : "off") +
+           ", count_check " + (a[2] == static_cast<int>(CountCheck::first_call) ? "first_call" : "every_call") +
+           ", check_consistency " + (a[3] ? "on" : "off");
+  };
+  const int first = first_failing_rank(x.comm, !std::equal(mine, mine + 4, root));
+  if (first < 0) return;
+  raise_agreed(x.comm, first, Error::Kind::usage,
+               "options differ from rank 0's (" + text(mine) + "; rank 0: " + text(root) +
+                   "): every rank must use the same protocol, barrier, count_check and check_consistency");
+}
+
 // All ranks loaded the same plan: fingerprint and phase count agree (one MPI_Allreduce).
 void check_same_plan(Executor::Impl& x) {
   std::uint64_t h = kHashSeed;
@@ -127,6 +153,7 @@ Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
   x->options = options;
   x->origin = origin;
   agree(x->comm, Error::Kind::usage, check_options(options));
+  check_same_options(*x);
 
   std::vector<std::uint64_t> send_hash, recv_hash;
   std::string err;

@@ -138,6 +138,11 @@ const std::map<std::string, std::function<void()>> faults = {
        o.max_outstanding = rank == 1 ? 1 : 0;   // wrong on one rank only
        exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
      }},
+    {"mixed_options", [] {   // rank 1 uses another protocol
+       exec::Options o;
+       if (rank == 1) o.protocol = exec::Protocol::handshake;
+       exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
+     }},
     {"bad_datatype", [] {   // rank 1 passes a strided type
        auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD);
        Buffers b = make_buffers(matrix_a(size), rank);
