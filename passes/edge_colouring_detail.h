@@ -274,8 +274,15 @@ class KempeColouring {
     for (;;) {
       const Vertex next = t_.get(x, c);
       const Vertex wa = t_.get(x, a), wb = t_.get(x, b);
-      set(x, a, wb);
-      set(x, b, wa);
+      // Free before taking: x never holds more edges than its degree, not even for a moment
+      // (a hashed table sized for deg(x) could otherwise be full).
+      if (wa == kNone) {
+        set(x, b, kNone);
+        set(x, a, wb);
+      } else {
+        set(x, a, wb);
+        set(x, b, wa);
+      }
       if (next == kNone) return;
       x = next;
       c = c == a ? b : a;
