@@ -12,8 +12,8 @@ namespace commfit {
 namespace {
 
 // A two-stage plan holds one piece per (message, intermediary): up to nnz * p of them. Refuse
-// patterns whose split would not fit in memory (lowered and verified, a part costs ~0.5 KB).
-constexpr std::uint64_t kMaxParts = std::uint64_t{1} << 25;
+// patterns whose split would not fit in memory (lowered and verified, a part costs ~0.6 KB at peak).
+constexpr std::uint64_t kMaxParts = std::uint64_t{1} << 24;
 
 std::string variant_names() {
   std::string out;
