@@ -25,14 +25,68 @@ std::vector<Bytes> phase_max_message(const Plan& plan) {
   return out;
 }
 
-double synchronous_estimate_s(const Plan& plan, const CostOptions& c) {
+double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptions& c, const Topology& topo) {
+  Bytes busiest = 0;
+  for (Bytes b : link_loads(m, topo)) busiest = std::max(busiest, b);
+  return std::max(lower_bound_s(s, c), static_cast<double>(busiest) / c.bandwidth_Bps);
+}
+
+std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo) {
+  if (topo.kind() == Topology::Kind::full) return {};
+  std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
+  std::vector<std::int64_t> links;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    topo.route(i, j, links);
+    for (std::int64_t l : links) load[static_cast<std::size_t>(l)] += b;
+  });
+  return load;
+}
+
+namespace {
+
+// Per phase, the bytes on the most loaded link (messages = per-pair totals of the send steps).
+std::vector<Bytes> phase_max_link(const Plan& plan, const Topology& topo) {
+  std::vector<Bytes> out(plan.manifest.phases, 0);
+  if (topo.kind() == Topology::Kind::full) return out;
+  struct Msg { Phase phase; Rank from, to; Bytes bytes; };
+  std::vector<Msg> msgs;
+  for (const RankSchedule& r : plan.ranks)
+    for (const Step& s : r.steps) {
+      if (s.op != Op::send) continue;
+      if (!msgs.empty() && msgs.back().phase == s.phase && msgs.back().from == r.rank && msgs.back().to == s.peer) msgs.back().bytes += s.bytes;
+      else msgs.push_back({s.phase, r.rank, s.peer, s.bytes});
+    }
+  std::sort(msgs.begin(), msgs.end(), [](const Msg& a, const Msg& b) { return a.phase < b.phase; });
+  std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
+  std::vector<std::int64_t> links, touched;
+  for (std::size_t k = 0; k < msgs.size();) {
+    const Phase phase = msgs[k].phase;
+    for (; k < msgs.size() && msgs[k].phase == phase; ++k) {
+      topo.route(msgs[k].from, msgs[k].to, links);
+      for (std::int64_t l : links) {
+        if (load[static_cast<std::size_t>(l)] == 0) touched.push_back(l);
+        load[static_cast<std::size_t>(l)] += msgs[k].bytes;
+        out[phase] = std::max(out[phase], load[static_cast<std::size_t>(l)]);
+      }
+    }
+    for (std::int64_t l : touched) load[static_cast<std::size_t>(l)] = 0;
+    touched.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
+double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
+  const std::vector<Bytes> message = phase_max_message(plan);
+  const std::vector<Bytes> link = phase_max_link(plan, topo);
   double total = 0;
-  for (Bytes b : phase_max_message(plan))
-    if (b > 0) total += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+  for (std::size_t k = 0; k < message.size(); ++k)
+    if (message[k] > 0) total += c.tau_s + static_cast<double>(std::max(message[k], link[k])) / c.bandwidth_Bps;
   return total;
 }
 
-double async_estimate_s(const Plan& plan, const CostOptions& c) {
+double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
   std::vector<std::int64_t> in_msgs(plan.ranks.size(), 0);
   std::vector<Bytes> in_bytes(plan.ranks.size(), 0);
   double worst = 0;
@@ -57,6 +111,19 @@ double async_estimate_s(const Plan& plan, const CostOptions& c) {
   }
   for (std::size_t r = 0; r < plan.ranks.size(); ++r)
     worst = std::max(worst, static_cast<double>(in_msgs[r]) * c.tau_s + static_cast<double>(in_bytes[r]) / c.bandwidth_Bps);
+  if (topo.kind() != Topology::Kind::full) {
+    // All phases at once: a link carries everything routed over it.
+    Bytes busiest = 0;
+    std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
+    std::vector<std::int64_t> links;
+    for (const RankSchedule& r : plan.ranks)
+      for (const Step& s : r.steps)
+        if (s.op == Op::send) {
+          topo.route(r.rank, s.peer, links);
+          for (std::int64_t l : links) busiest = std::max(busiest, load[static_cast<std::size_t>(l)] += s.bytes);
+        }
+    if (busiest > 0) worst = std::max(worst, c.tau_s + static_cast<double>(busiest) / c.bandwidth_Bps);
+  }
   return worst;
 }
 

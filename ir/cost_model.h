@@ -7,6 +7,7 @@
 
 #include "ir/comm_matrix.h"
 #include "ir/plan.h"
+#include "ir/topology.h"
 
 namespace commfit {
 
@@ -18,15 +19,25 @@ struct CostOptions {
 // h * tau + t / bandwidth.
 double lower_bound_s(const TrafficStats& s, const CostOptions& c);
 
+// With a topology (links of the same bandwidth as the ports): also no schedule beats the most
+// loaded link under the fixed routing, so LB = max(h tau + t mu, max link bytes * mu).
+double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptions& c, const Topology& topo);
+
+// Bytes each link carries over the whole exchange (index = link id); empty for full.
+std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo);
+
 // Sum over phases with network traffic of tau + (largest message of the phase) / bandwidth.
-double synchronous_estimate_s(const Plan& plan, const CostOptions& c);
+// With a topology, messages that share a link in a phase share its bandwidth: a phase lasts
+// tau + mu * max(largest message, most loaded link of the phase).
+double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Posting everything at once (AC, Ranka-Wang §3): each rank pays tau per message and mu per byte
 // through its injection port (sends) and, independently, its ejection port (receives); the
 // exchange ends with the busiest port: max over ranks of max(f_r tau + r_r mu, g_r tau + c_r mu).
 // Counted from the plan (a message = all pieces to one peer in one phase). It may be below
 // h tau + t mu, which takes its two maxima over different ranks.
-double async_estimate_s(const Plan& plan, const CostOptions& c);
+// With a topology the busiest link counts too: max(ports, max link bytes * mu + tau).
+double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Bytes of the largest message (per-pair total) of each phase; 0 for a phase without traffic.
 std::vector<Bytes> phase_max_message(const Plan& plan);

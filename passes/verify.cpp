@@ -133,7 +133,7 @@ class Checker {
     for (const Half& h : sends_)
       if (messages.empty() || messages.back().phase != h.phase || messages.back().from != h.from || messages.back().to != h.to)
         messages.push_back(h);
-    if (rules_.contention == Contention::node) {
+    {   // The node rule; the link rule includes it.
       auto count = [&](bool by_sender, const char* what) {
         std::vector<std::tuple<Phase, Rank, Rank>> keys;
         keys.reserve(messages.size());
@@ -149,7 +149,7 @@ class Checker {
       };
       count(true, "sends to");
       count(false, "receives from");
-      return;
+      if (rules_.contention == Contention::node) return;
     }
     if (!rules_.route) {
       problem("rule 4: link rule requested without a topology");

@@ -4,7 +4,7 @@
 //  3. every send step has exactly one matching receive step (same phase, peers, piece);
 //  4. contention: node rule (per phase, each rank sends to at most one rank and receives from at
 //     most one rank; all pieces between one pair in one phase form one message) or link rule
-//     (the routes of a phase's messages are pairwise link-disjoint), as the plan claims;
+//     (the node rule, and the routes of a phase's messages pairwise link-disjoint), as the plan claims;
 //  5. memory: per phase, bytes received <= free bytes at its start (when the matrix has limits);
 //  6. staging intervals of a rank do not overlap while live.
 // Plus the format-level checks: counts, fingerprint, phase and rank ranges, step order.

@@ -1,5 +1,6 @@
 // commfit compare MATRIX: plan every candidate strategy and print the comparison table that
 // --strategy auto chooses from, without writing a plan.
+#include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "planner/candidates.h"
 #include "planner/commands.h"
@@ -12,6 +13,7 @@ namespace {
 
 struct CompareCommand {
   std::string matrix;
+  std::string topology;
   PlanOptions plan;
 };
 
@@ -22,10 +24,18 @@ int run_compare(const CompareCommand& c) {
     if (in.cost.contains("tau_s")) o.cost.tau_s = in.cost["tau_s"].get<double>();
     if (in.cost.contains("bandwidth_Bps")) o.cost.bandwidth_Bps = in.cost["bandwidth_Bps"].get<double>();
   }
+  if (!c.topology.empty()) o.topology = Topology::parse(c.topology);
+  else if (!in.topology.is_null()) {
+    try {
+      o.topology = Topology::from_json(in.topology);
+    } catch (const UsageError& e) {
+      throw InputError(c.matrix, "/topology", e.what());
+    }
+  }
   const TrafficStats s = traffic_stats(in.matrix);
   std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (tau %.3g s, bandwidth %.3g B/s)\n", c.matrix.c_str(),
               in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h), static_cast<unsigned long long>(s.t),
-              lower_bound_s(s, o.cost), o.cost.tau_s, o.cost.bandwidth_Bps);
+              lower_bound_s(in.matrix, s, o.cost, o.topology), o.cost.tau_s, o.cost.bandwidth_Bps);
   const Comparison cmp = compare_candidates(in.matrix, o, false);
   std::fputs(format_comparison(cmp).c_str(), stdout);
   return 0;
@@ -37,6 +47,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<CompareCommand>();
   CLI::App* sub = app.add_subcommand("compare", "Plan every candidate strategy and print the table --strategy auto chooses from");
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
+  sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();

@@ -24,6 +24,7 @@ struct PlanCommand {
   bool time_passes = false;
   std::optional<Bytes> memory;
   std::string memory_file;
+  std::string topology;
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
 };
@@ -69,6 +70,15 @@ int run_plan(const PlanCommand& c) {
     if (in.cost.contains("tau_s") && c.tau->count() == 0) o.cost.tau_s = in.cost["tau_s"].get<double>();
     if (in.cost.contains("bandwidth_Bps") && c.bandwidth->count() == 0) o.cost.bandwidth_Bps = in.cost["bandwidth_Bps"].get<double>();
   }
+  // The machine: --topology, else the matrix file's "topology", else a crossbar.
+  if (!c.topology.empty()) o.topology = Topology::parse(c.topology);
+  else if (!in.topology.is_null()) {
+    try {
+      o.topology = Topology::from_json(in.topology);
+    } catch (const UsageError& e) {
+      throw InputError(c.matrix, "/topology", e.what());
+    }
+  }
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   PlanReport report;
   const Plan plan = make_plan(in.matrix, o, &report);
@@ -108,6 +118,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("--method", c->plan.method, "memory: parking, relaxation")->capture_default_str();
   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")");
   sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank");
+  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, each +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();

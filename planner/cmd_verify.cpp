@@ -6,6 +6,7 @@
 #include "ir/cost_model.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
+#include "ir/topology.h"
 #include "passes/verify.h"
 #include "planner/commands.h"
 
@@ -21,7 +22,7 @@ struct VerifyCommand {
 
 // The rules a plan claims: its manifest names the contention rule, and memory-constrained plans
 // record the free bytes per rank they were planned for (rule 5 is checked against those).
-VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path, CommMatrix& matrix) {
+VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path, CommMatrix& matrix, Topology& topology) {
   VerifyRules rules;
   if (const auto mem = m.options.find("memory"); mem != m.options.end()) {
     if (!mem->is_array() || mem->size() != static_cast<std::size_t>(matrix.ranks))
@@ -37,8 +38,22 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path,
   const std::string c = it != m.options.end() && it->is_string() ? it->get<std::string>() : "node";
   if (c == "node") rules.contention = Contention::node;
   else if (c == "none") rules.contention = Contention::none;
-  else if (c == "link") throw UsageError(plan_path + ": plans checked under the link rule need the topology support of a later commfit");
+  else if (c == "link") rules.contention = Contention::link;
   else throw InputError(plan_path + "/manifest.json", "/options/contention", "unknown contention rule \"" + c + "\"");
+  if (const auto t = m.options.find("topology"); t != m.options.end()) {
+    if (!t->is_string()) throw InputError(plan_path + "/manifest.json", "/options/topology", "expected a topology spec");
+    try {
+      topology = Topology::parse(t->get<std::string>());
+      topology.check_ranks(matrix.ranks);
+    } catch (const UsageError& e) {
+      throw InputError(plan_path + "/manifest.json", "/options/topology", e.what());
+    }
+  }
+  if (rules.contention == Contention::link) {
+    if (topology.kind() == Topology::Kind::full && topology.ranks_per_node() == 1)
+      throw InputError(plan_path + "/manifest.json", "/options", "the link rule needs the plan's \"topology\"");
+    rules.route = [&topology](Rank a, Rank b, std::vector<std::int64_t>& links) { topology.route(a, b, links); };
+  }
   return rules;
 }
 
@@ -46,7 +61,8 @@ int run_verify(const VerifyCommand& c) {
   MatrixFile in = read_matrix(c.matrix);
   // Either form of a plan: a directory or the single binary file.
   const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
-  VerifyRules rules = rules_from_manifest(plan.manifest, c.plan, in.matrix);
+  Topology topology;
+  VerifyRules rules = rules_from_manifest(plan.manifest, c.plan, in.matrix, topology);
   rules.max_problems = 20;
   const auto problems = verify(plan, in.matrix, rules);
   if (!problems.empty()) {

@@ -11,6 +11,8 @@ constexpr NamedEntry kPasses[] = {
     {"compress", "Ranka-Wang §4.2", "COM -> CCOM: per-rank destination lists in seeded random order"},
     {"decompose", "Ranka-Wang §4.1-4.2; König", "phases that are partial permutations (--algorithm)"},
     {"lower", "DESIGN.md, plan format", "schedule -> per-rank steps, staging offsets"},
+    {"heap-split", "Ranka-Wang §6", "RS_NLPH/RS_NLH: per-row heaps, M_thresh = k-th smallest size, lambda = k/n swept"},
+    {"link-check", "Ranka-Wang §5", "move transfers so that no two in a phase share a directed link"},
     {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph with D phases"},
     {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
 };
@@ -18,6 +20,11 @@ constexpr NamedEntry kPasses[] = {
 constexpr NamedEntry kAlgorithms[] = {
     {"optimal", "König's theorem", "exact bipartite edge colouring: exactly h phases"},
     {"rs_n", "Ranka-Wang §4.2 Fig. 3", "random scheduling avoiding node contention"},
+    {"rs_np", "Ranka-Wang §5, §7.1", "RS_N with Locate_Pair: pairwise exchanges in one phase"},
+    {"rs_nl", "Ranka-Wang §5, §7.1", "RS_N with Check_Path/Mark_Path: link-disjoint phases"},
+    {"rs_nlp", "Ranka-Wang §5 Fig. 4", "RS_N with link checking and pairwise exchanges"},
+    {"rs_nlph", "Ranka-Wang §6", "RS_NLP with heap-based splitting, lambda swept by the cost model"},
+    {"rs_nlh", "Ranka-Wang §6, §7.2", "RS_NLPH without pairwise exchanges"},
     {"lp", "Ranka-Wang §4.1 Fig. 2", "linear permutation: phase k pairs i with i XOR k (or i +- k mod p)"},
     {"quantised", "beyond Ranka-Wang §6", "pieces of at most q bytes, coloured optimally; q by the cost model"},
 };

@@ -52,8 +52,10 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   }
   const CommMatrix& m = o.memory.empty() ? matrix : with_memory;
 
+  o.topology.check_ranks(m.ranks);
   const TrafficStats stats = traffic_stats(m);
   PassRunner passes(m, o.verify_each, report);
+  passes.rules.route = [&o](Rank a, Rank b, std::vector<std::int64_t>& links) { o.topology.route(a, b, links); };
 
   // 1. The strategy's passes: matrix -> schedule.
   StrategyOutput s = strategy->run(m, o, passes);
@@ -70,12 +72,13 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   mf.options["tau_s"] = o.cost.tau_s;
   mf.options["bandwidth_Bps"] = o.cost.bandwidth_Bps;
   mf.options["contention"] = to_string(s.contention);
+  if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) mf.options["topology"] = o.topology.spec();
   mf.options["timing"] = s.timing == Timing::async ? "async" : "synchronous";
   if (s.memory_rule) mf.options["memory"] = m.memory;
   mf.cost.tau_s = o.cost.tau_s;
   mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
-  mf.cost.estimate_s = s.timing == Timing::async ? async_estimate_s(plan, o.cost) : synchronous_estimate_s(plan, o.cost);
-  mf.cost.lower_bound_s = lower_bound_s(stats, o.cost);
+  mf.cost.estimate_s = s.timing == Timing::async ? async_estimate_s(plan, o.cost, o.topology) : synchronous_estimate_s(plan, o.cost, o.topology);
+  mf.cost.lower_bound_s = lower_bound_s(m, stats, o.cost, o.topology);
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
   if (report) {
     report->h = stats.h;

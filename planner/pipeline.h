@@ -5,6 +5,7 @@
 
 #include "ir/cost_model.h"
 #include "ir/plan.h"
+#include "ir/topology.h"
 
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@ struct PlanOptions {
   std::string method = "parking";      // memory: parking | relaxation
   Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
+  Topology topology;                   // the machine (default full: a crossbar)
   std::uint64_t seed = 1;
   CostOptions cost;
   bool verify_each = false;            // run the verifier after every schedule-producing pass

@@ -3,6 +3,9 @@
 #include "passes/decompose_lp.h"
 #include "passes/decompose_optimal.h"
 #include "passes/decompose_rs_n.h"
+#include "passes/decompose_rs_nlp.h"
+#include "passes/heap_split.h"
+#include "passes/link_check.h"
 #include "passes/quantised_split.h"
 #include "planner/passes.h"
 #include "planner/strategies.h"
@@ -50,29 +53,67 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
   return best_plan;
 }
 
+// Link check (Ranka-Wang §5) as a repair of a node-contention-free schedule: conflicting
+// transfers move to other phases; the manifest records the phases it added.
+Schedule repair_links(const Schedule& s, const PlanOptions& o, PassRunner& passes, StrategyOutput& out) {
+  LinkCheckReport report;
+  passes.rules.contention = Contention::link;
+  Schedule fixed = passes.run("link-check", [&] { return link_check(s, o.topology, &report); });
+  out.options["link_check_added_phases"] = static_cast<std::int64_t>(report.phases_out) - static_cast<std::int64_t>(report.phases_in);
+  return fixed;
+}
+
 }  // namespace
 
 StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   if (!has_entry(algorithm_table(), o.algorithm))
     throw UsageError("unknown algorithm \"" + o.algorithm + "\" (choose from: " + entry_names(algorithm_table()) + ")");
+  // On a machine with shared links every phase must also be link-disjoint (Ranka-Wang §5); the
+  // verifier's link rule includes the node rule.
+  const bool links = o.topology.link_count() > 0;
   StrategyOutput out;
-  passes.rules.contention = out.contention = Contention::node;
-  if (o.algorithm == "rs_n") {
+  out.contention = links ? Contention::link : Contention::node;
+  passes.rules.contention = Contention::node;   // until a pass has made the phases link-disjoint
+  out.options["algorithm"] = o.algorithm;
+  out.options["seed"] = o.seed;
+  const std::string& a = o.algorithm;
+  // The Ranka-Wang family: RS_N with Locate_Pair (P), Check_Path/Mark_Path (L), heaps (H).
+  if (a.rfind("rs_n", 0) == 0) {
     const CompressedMatrix ccom = passes.run("compress", [&] { return compress(m, o.seed); });
-    out.schedule = passes.run("decompose", [&] { return decompose_rs_n(ccom, m, o.seed); });
-  } else if (o.algorithm == "quantised") {
+    if (a == "rs_nlph" || a == "rs_nlh") {
+      passes.rules.contention = out.contention;
+      HeapSplitOptions h;
+      h.pairwise = a == "rs_nlph";
+      h.link_check = true;
+      h.cost = o.cost;
+      h.seed = o.seed;
+      HeapSplitReport report;
+      out.schedule = passes.run("heap-split", [&] { return heap_split(ccom, m, o.topology, h, &report); });
+      out.options["lambda"] = report.sweep[report.chosen].lambda;
+      out.options["pairs_located"] = report.pairs_located;
+      return out;
+    }
+    const RsNlpOptions r{.pairwise = a == "rs_np" || a == "rs_nlp", .link_check = a == "rs_nl" || a == "rs_nlp", .seed = o.seed};
+    RsNlpReport report;
+    if (r.link_check) passes.rules.contention = out.contention;
+    out.schedule = passes.run("decompose", [&] { return decompose_rs_nlp(ccom, m, o.topology, r, &report); });
+    if (r.pairwise) out.options["pairs_located"] = report.pairs_located;
+    if (!r.link_check && links) out.schedule = repair_links(out.schedule, o, passes, out);
+    return out;
+  }
+  if (a == "quantised") {
     Chunked chunked = o.chunk ? Chunked{o.chunk, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
                               : choose_chunk(m, o.cost, passes);
     out.schedule = std::move(chunked.schedule);
     out.options["chunk"] = chunked.q;
-  } else if (o.algorithm == "lp") {
+  } else if (a == "lp") {
     out.schedule = passes.run("decompose", [&] { return decompose_lp(m); });
   } else {
     out.schedule = passes.run("decompose", [&] { return decompose_optimal(m); });
   }
   // From here on every phase is a partial permutation: <= 1 send and <= 1 receive per rank.
-  out.options["algorithm"] = o.algorithm;
-  out.options["seed"] = o.seed;
+  if (links) out.schedule = repair_links(out.schedule, o, passes, out);
+  // ... and with a topology, the messages of a phase share no link.
   return out;
 }
 
