@@ -13,6 +13,10 @@ constexpr NamedEntry kPasses[] = {
     {"lower", "DESIGN.md, plan format", "schedule -> per-rank steps, staging offsets"},
     {"heap-split", "Ranka-Wang §6", "RS_NLPH/RS_NLH: per-row heaps, M_thresh = k-th smallest size, lambda = k/n swept"},
     {"link-check", "Ranka-Wang §5", "move transfers so that no two in a phase share a directed link"},
+    {"two-stage-split", "Transportation §7-8; BHJ §3", "every message split over p intermediaries (--variant)"},
+    {"stage-schedule", "Transportation §7", "each stage decomposed into phases; stage 2 after stage 1"},
+    {"park", "Pinar-Hendrickson §3.1", "memory phases, greedy: receive what fits, park on ranks with spare memory"},
+    {"relaxation", "Pinar-Hendrickson §3.1", "memory phases: continuous relaxation, ceil(T/M) equal pieces plus pre/post phases"},
     {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph with D phases"},
     {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
 };
