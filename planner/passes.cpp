@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <vector>
-#include <cstdio>
 
 namespace commfit {
 namespace {
@@ -69,16 +68,23 @@ std::string entry_names(std::span<const NamedEntry> table) {
   return out;
 }
 
+namespace {
+
+// Pads to `width` characters (UTF-8 code points, not bytes: the sources hold "§" and "ö").
+std::string pad(const std::string& s, std::size_t width) {
+  std::size_t chars = 0;
+  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
+  return s + std::string(chars < width ? width - chars : 1, ' ');
+}
+
+}  // namespace
+
 std::string list_passes_text() {
   std::string out;
-  char line[512];
   auto section = [&](const char* title, std::span<const NamedEntry> table) {
     out += title;
     out += "\n";
-    for (const NamedEntry& e : table) {
-      std::snprintf(line, sizeof line, "  %-10s %-30s %s\n", e.name, e.source, e.description);
-      out += line;
-    }
+    for (const NamedEntry& e : table) out += "  " + pad(e.name, 17) + pad(e.source, 30) + e.description + "\n";
   };
   section("strategies:", strategy_table());
   section("passes:", pass_table());
