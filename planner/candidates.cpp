@@ -28,8 +28,16 @@ std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions&
   for (const NamedEntry& a : algorithm_table())
     add("direct", std::string("direct/") + a.name, [&](PlanOptions& o) { o.algorithm = a.name; });
   add("async", "async", [](PlanOptions&) {});
-  for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"})
+  // Two-stage plans cut every message into up to p pieces: beyond kMaxTwoStagePieces the
+  // candidates are listed as skipped rather than planned (use --strategy two-stage to force one).
+  const TrafficStats st = traffic_stats(m);
+  const double pieces = static_cast<double>(st.messages) * m.ranks;
+  for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) {
     add("two-stage", std::string("two-stage/") + v, [&](PlanOptions& o) { o.variant = v; });
+    if (pieces > kMaxTwoStagePieces)
+      rows.back().skipped = "messages x ranks = " + std::to_string(static_cast<long long>(pieces)) + " pieces, over the auto limit of " +
+                            std::to_string(static_cast<long long>(kMaxTwoStagePieces));
+  }
   return rows;
 }
 
@@ -38,6 +46,7 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
   c.rows = candidates_for(m, base);
   for (std::size_t k = 0; k < c.rows.size(); ++k) {
     CandidateRow& row = c.rows[k];
+    if (!row.skipped.empty()) continue;
     const auto start = std::chrono::steady_clock::now();
     try {
       Plan plan = make_plan(m, row.options);

@@ -11,6 +11,9 @@
 
 namespace commfit {
 
+// Two-stage candidates are skipped by auto and compare above this many pieces (messages x ranks).
+inline constexpr double kMaxTwoStagePieces = 1 << 19;
+
 struct CandidateRow {
   std::string name;            // "direct/optimal", "async", "two-stage/bhj", ...
   PlanOptions options;
