@@ -11,9 +11,11 @@
 //   sample sort   gen_sample_sort_skewed: 8192 records of 16 KiB in all (8192/p per rank), keys
 //                 Zipf s = 1.1, 16 samples per rank;
 //   MoE dispatch  gen_moe_dispatch: 4096 tokens in all (4096/p per rank), top-2 of p experts
-//                 (one per rank), popularity Zipf s = 1.0, 14336-byte tokens (7168 x bf16).
+//                 (one per rank), popularity Zipf s = 1.0, 14336-byte tokens (7168 x bf16);
+//   BHJ eq. (7)   gen_bader_h_relation: n/p = 65536 keys of 8 bytes per rank, h = 8n/p: ~p^2/4
+//                 messages, so two-stage is refused (too many pieces) at p = 1024.
 //
-//   bench_two_stage [--p 64,256,1024] [--csv FILE]
+//   bench_two_stage [--p 64,256,1024] [--only PATTERN] [--csv FILE]
 #include "ir/error.h"
 #include "planner/passes.h"
 #include "planner/pipeline.h"
@@ -42,7 +44,8 @@ struct Pattern {
 };
 
 std::vector<Candidate> candidates() {
-  std::vector<Candidate> out = {{"direct-optimal", "direct", "optimal", ""}};
+  // direct-lp is the papers' baseline (linear permutation, Transportation §5, BHJ §3.2).
+  std::vector<Candidate> out = {{"direct-lp", "direct", "lp", ""}, {"direct-optimal", "direct", "optimal", ""}};
   if (has_entry(algorithm_table(), "quantised")) out.push_back({"direct-quantised", "direct", "quantised", ""});
   for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) out.push_back({v, "two-stage", "optimal", v});
   return out;
@@ -53,6 +56,7 @@ std::vector<Pattern> patterns() {
       {"hot receiver", [](Rank p) { return gen_hot_spots(p, 8, 1.0 / 8, Bytes{4} << 20, 1); }},
       {"sample sort", [](Rank p) { return gen_sample_sort_skewed(p, 8192 / p, 16384, 1.1, 16, 2); }},
       {"MoE dispatch", [](Rank p) { return gen_moe_dispatch(p, 1, 4096 / p, 2, 1.0, 14336, 3); }},
+      {"BHJ eq. (7) h=8n/p", [](Rank p) { return gen_bader_h_relation(p, 65536, 8, 8); }},
   };
 }
 
@@ -70,11 +74,13 @@ std::vector<Rank> parse_list(const char* s) {
 int main(int argc, char** argv) {
   std::vector<Rank> ps = {64, 256, 1024};
   const char* csv_path = nullptr;
+  std::string only;   // a pattern name prefix
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--p") == 0 && k + 1 < argc) ps = parse_list(argv[++k]);
     else if (std::strcmp(argv[k], "--csv") == 0 && k + 1 < argc) csv_path = argv[++k];
+    else if (std::strcmp(argv[k], "--only") == 0 && k + 1 < argc) only = argv[++k];
     else {
-      std::fprintf(stderr, "usage: bench_two_stage [--p 64,256,1024] [--csv FILE]\n");
+      std::fprintf(stderr, "usage: bench_two_stage [--p 64,256,1024] [--only PATTERN] [--csv FILE]\n");
       return 2;
     }
   }
@@ -92,6 +98,7 @@ int main(int argc, char** argv) {
 
   for (const Pattern& pat : patterns())
     for (Rank p : ps) {
+      if (!only.empty() && pat.name.rfind(only, 0) != 0) continue;
       const CommMatrix m = pat.make(p);
       const TrafficStats st = traffic_stats(m);
       const CostOptions cost;
