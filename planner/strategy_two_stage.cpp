@@ -3,7 +3,6 @@
 // into phases (--algorithm: optimal, lp or rs_n) and run one after the other.
 #include "passes/stage_schedule.h"
 #include "passes/two_stage_split.h"
-#include "planner/passes.h"
 #include "planner/strategies.h"
 
 #include <string>
@@ -30,7 +29,7 @@ StrategyOutput strategy_two_stage(const CommMatrix& m, const PlanOptions& o, Pas
   if (o.algorithm == "lp") decomposition = StageDecomposition::lp;
   else if (o.algorithm == "rs_n") decomposition = StageDecomposition::rs_n;
   else if (o.algorithm != "optimal")
-    throw UsageError("unknown algorithm \"" + o.algorithm + "\" for the stages (choose from: " + entry_names(algorithm_table()) + ")");
+    throw UsageError("algorithm \"" + o.algorithm + "\" cannot decompose the stages of strategy \"two-stage\" (choose from: optimal, lp, rs_n)");
   if (const std::uint64_t parts = two_stage_part_count(m); parts > kMaxParts)
     throw UsageError("strategy \"two-stage\" would split this pattern into " + std::to_string(parts) + " pieces (limit " +
                      std::to_string(kMaxParts) + "): use the direct strategy");

@@ -467,8 +467,8 @@ TEST_CASE("strategy two-stage: every variant through make_plan, options, errors"
   bad.variant = "transpose";
   CHECK_THROWS_WITH_AS(make_plan(m, bad), doctest::Contains("transport, transport-scan, transport-alt, bhj, random"), UsageError);
   bad.variant = "bhj";
-  bad.algorithm = "magic";
-  CHECK_THROWS_AS(make_plan(m, bad), UsageError);
+  bad.algorithm = "quantised";   // a direct-only algorithm
+  CHECK_THROWS_WITH_AS(make_plan(m, bad), doctest::Contains("choose from: optimal, lp, rs_n"), UsageError);
 }
 
 TEST_CASE("skewed generators: shapes their sources describe") {
