@@ -43,8 +43,9 @@ CommMatrix gen_moe_dispatch(Rank p, int experts_per_rank, std::int64_t tokens_pe
 // ranks (the same seeded set for every sender, evenly), the fraction l to
 // fan_out - ceil(l * fan_out) other ranks drawn per sender (evenly). l = 1/32, fan_out = 32 is the
 // paper's best case for the two-stage algorithm ("1 out of 32 processors received 31/32 of the
-// traffic"). A hot rank's own share goes to the other hot ranks (or nowhere when it is the only
-// one). Needs 1 <= fan_out <= p - 1, 0 < l <= 1.
+// traffic"). A hot rank sends its hot share to the other hot ranks; when it is the only hot rank,
+// all its traffic goes to fan_out cold ranks. Every rank sends exactly `traffic` bytes.
+// Needs 1 <= fan_out <= p - 1, 0 < l <= 1.
 CommMatrix gen_hot_spots(Rank p, int fan_out, double l, Bytes traffic, std::uint64_t seed);
 
 }  // namespace commfit
