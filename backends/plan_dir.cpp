@@ -88,6 +88,10 @@ json parse_json(std::string_view text, const std::string& file) {
     if (auto p = what.find("parse error"); p != std::string::npos)
       if (auto q = what.find(": ", p); q != std::string::npos) what = what.substr(q + 2);
     throw InputError(file, "byte " + std::to_string(e.byte), "invalid JSON: " + what);
+  } catch (const json::exception& e) {   // e.g. a number too large for a double
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw InputError(file, "", "invalid JSON: " + what);
   }
 }
 
@@ -185,7 +189,7 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   Manifest m;
   f.expect("format", "commfit-plan");
   f.version();
-  m.ranks = static_cast<Rank>(f.uint("ranks", 2147483647u));
+  m.ranks = static_cast<Rank>(f.uint("ranks", kMaxRanks));
   if (m.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   m.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));
   m.strategy = f.string("strategy");
@@ -218,7 +222,7 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
   RankSchedule r;
   f.expect("format", "commfit-rank-schedule");
   f.version();
-  r.ranks = static_cast<Rank>(f.uint("ranks", 2147483647u));
+  r.ranks = static_cast<Rank>(f.uint("ranks", kMaxRanks));
   if (r.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   r.rank = static_cast<Rank>(f.uint("rank", static_cast<std::uint64_t>(r.ranks) - 1));
   r.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));

@@ -359,6 +359,8 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
   const json& ranks_v = need("ranks");
   const std::uint64_t ranks = require_uint(ranks_v, file, "/ranks", "rank count", 2147483647u);
   if (ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
+  if (ranks > kMaxRanks)
+    throw InputError(file, "/ranks", std::to_string(ranks) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
   const Rank p = static_cast<Rank>(ranks);
 
   if (sax.has_messages && sax.has_dense)
@@ -502,6 +504,8 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   if (rows != cols)
     throw InputError(file, place(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + "; a communication matrix is square (ranks x ranks)");
   if (rows == 0) throw InputError(file, place(), "rank count must be at least 1");
+  if (rows > kMaxRanks)
+    throw InputError(file, place(), std::to_string(rows) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
   const Rank p = static_cast<Rank>(rows);
 
   std::vector<RawMessage> raw;

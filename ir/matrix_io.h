@@ -21,6 +21,9 @@ struct MatrixFile {
 
 inline constexpr std::size_t kMaxInputBytes = std::size_t{1} << 32;   // 4 GiB
 inline constexpr int kMaxJsonDepth = 64;
+// Largest rank count accepted: a plan holds a row index entry, a schedule and a file per rank,
+// so larger counts are refused up front rather than dying allocating (16,777,216 ranks).
+inline constexpr std::uint64_t kMaxRanks = std::uint64_t{1} << 24;
 
 // Parses by content; `file` is used in messages and for the default name.
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file);

@@ -8,6 +8,7 @@ packages=(
   g++ cmake ninja-build pkg-config python3
   libcli11-dev nlohmann-json3-dev libeigen3-dev doctest-dev libssl-dev libvalijson-dev
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(libsimgrid-dev simgrid libboost-graph-dev)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each one, seeded with the
+# fixtures and examples.
+#   tools/fuzz.sh SECONDS     time-bounded run per target (long runs: tools/fuzz.sh 3600)
+#   tools/fuzz.sh --runs N    N inputs per target from seed 1: deterministic, for CI
+# A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
+# fixture with a golden (tests/fixtures, tools/update_error_goldens.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=(-max_total_time="${1:-60}")
+[[ "${1:-}" == "--runs" ]] && limit=(-runs="${2:?--runs needs a count}" -seed=1)
+build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
+  -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
+cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json
+status=0
+run() {
+  local target=$1; shift
+  local corpus="$build/corpus-$target" artifacts="$build/artifacts-$target/"
+  rm -rf "$artifacts"
+  mkdir -p "$corpus" "$artifacts"
+  cp "$@" "$corpus"/
+  echo "== $target ${limit[*]}"
+  "$build/tests/fuzz/$target" "${limit[@]}" -max_len=65536 -rss_limit_mb=1024 -timeout=5 -artifact_prefix="$artifacts" \
+    -print_final_stats=1 "$corpus" > "$build/$target.log" 2>&1 || true
+  grep -E "^stat::number_of_executed_units|^SUMMARY" "$build/$target.log" || true
+  if [ -n "$(ls -A "$artifacts")" ]; then
+    echo "fuzz: $target found failing inputs in $artifacts (log: $build/$target.log)" >&2
+    status=1
+  fi
+}
+run fuzz_matrix_json tests/fixtures/matrix/good/*.json tests/fixtures/matrix/bad/*.json examples/*.json
+run fuzz_matrix_market tests/fixtures/mtx/good/*.mtx tests/fixtures/mtx/bad/*.mtx examples/*.mtx
+run fuzz_plan_json tests/fixtures/plan/good/*.json tests/fixtures/plan/bad/*.json
+[ "$status" -eq 0 ] && echo "fuzz: every target ran clean (${limit[*]})"
+exit "$status"
