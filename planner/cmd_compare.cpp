@@ -4,6 +4,7 @@
 #include "ir/matrix_io.h"
 #include "planner/candidates.h"
 #include "planner/commands.h"
+#include "planner/file_defaults.h"
 
 #include <cstdio>
 #include <memory>
@@ -14,24 +15,15 @@ namespace {
 struct CompareCommand {
   std::string matrix;
   std::string topology;
+  CLI::Option* tau = nullptr;
+  CLI::Option* bandwidth = nullptr;
   PlanOptions plan;
 };
 
 int run_compare(const CompareCommand& c) {
   const MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
-  if (in.cost.is_object()) {
-    if (in.cost.contains("tau_s")) o.cost.tau_s = in.cost["tau_s"].get<double>();
-    if (in.cost.contains("bandwidth_Bps")) o.cost.bandwidth_Bps = in.cost["bandwidth_Bps"].get<double>();
-  }
-  if (!c.topology.empty()) o.topology = Topology::parse(c.topology);
-  else if (!in.topology.is_null()) {
-    try {
-      o.topology = Topology::from_json(in.topology);
-    } catch (const UsageError& e) {
-      throw InputError(c.matrix, "/topology", e.what());
-    }
-  }
+  apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   const TrafficStats s = traffic_stats(in.matrix);
   std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (tau %.3g s, bandwidth %.3g B/s)\n", c.matrix.c_str(),
               in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h), static_cast<unsigned long long>(s.t),
@@ -49,8 +41,8 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
   sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
-  sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
-  sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
+  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

@@ -4,6 +4,7 @@
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
+#include "planner/file_defaults.h"
 #include "planner/passes.h"
 #include "planner/pipeline.h"
 
@@ -65,20 +66,8 @@ int run_plan(const PlanCommand& c) {
     if (o.memory.size() != static_cast<std::size_t>(in.matrix.ranks))
       throw InputError(c.memory_file, "", "expected " + std::to_string(in.matrix.ranks) + " byte counts (one per rank), got " + std::to_string(o.memory.size()));
   }
-  // The matrix file's cost defaults apply unless the command line overrides them.
-  if (in.cost.is_object()) {
-    if (in.cost.contains("tau_s") && c.tau->count() == 0) o.cost.tau_s = in.cost["tau_s"].get<double>();
-    if (in.cost.contains("bandwidth_Bps") && c.bandwidth->count() == 0) o.cost.bandwidth_Bps = in.cost["bandwidth_Bps"].get<double>();
-  }
-  // The machine: --topology, else the matrix file's "topology", else a crossbar.
-  if (!c.topology.empty()) o.topology = Topology::parse(c.topology);
-  else if (!in.topology.is_null()) {
-    try {
-      o.topology = Topology::from_json(in.topology);
-    } catch (const UsageError& e) {
-      throw InputError(c.matrix, "/topology", e.what());
-    }
-  }
+  // The machine and the cost model: the command line's, else the matrix file's, else defaults.
+  apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   PlanReport report;
   const Plan plan = make_plan(in.matrix, o, &report);

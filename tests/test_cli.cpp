@@ -172,3 +172,23 @@ TEST_CASE("cli_gen_compare_auto") {
   CHECK(commfit("verify u.json auto.plan").status == 0);
   CHECK(commfit("gen uniform -n 4 -d 4").status == 2);
 }
+
+TEST_CASE("cli_matrix_defaults_and_command_line_overrides") {
+  std::ofstream(scratch_dir() / "costly.json") << R"({"format": "commfit-matrix", "version": 1, "ranks": 4,
+    "cost": {"tau_s": 0.001}, "topology": "hypercube:2", "messages": [[0, 3, 100], [1, 2, 100]]})";
+  REQUIRE(commfit("plan -q costly.json -o c1.plan").status == 0);
+  std::string manifest = slurp(scratch_dir() / "c1.plan" / "manifest.json");
+  CHECK(manifest.find("\"tau_s\": 0.001") != std::string::npos);
+  CHECK(manifest.find("\"topology\": \"hypercube:2\"") != std::string::npos);
+  REQUIRE(commfit("plan -q costly.json -o c2.plan --tau 5e-6 --topology full").status == 0);
+  manifest = slurp(scratch_dir() / "c2.plan" / "manifest.json");
+  CHECK(manifest.find("\"tau_s\": 5e-06") != std::string::npos);
+  CHECK(manifest.find("hypercube") == std::string::npos);
+  CHECK(commfit("compare costly.json").out.find("tau 0.001 s") != std::string::npos);
+  CHECK(commfit("compare costly.json --tau 5e-6").out.find("tau 5e-06 s") != std::string::npos);
+  std::ofstream(scratch_dir() / "badtopo.json") << R"({"format": "commfit-matrix", "version": 1, "ranks": 4,
+    "topology": "cube:2", "messages": [[0, 3, 100]]})";
+  const Result r = commfit("plan badtopo.json -o bad.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("commfit: error: badtopo.json: /topology: "));
+}

@@ -1,0 +1,22 @@
+// The matrix file's defaults for the machine and the cost model ("topology", "cost"): they
+// apply unless the command line gave its own (DESIGN.md: the command line overrides them).
+#pragma once
+
+#include "ir/matrix_io.h"
+#include "planner/pipeline.h"
+
+#include <string>
+
+namespace commfit {
+
+struct CommandLineMachine {
+  std::string topology;         // --topology (empty: not given)
+  bool tau_given = false;       // --tau given
+  bool bandwidth_given = false; // --bandwidth given
+};
+
+// Sets o.topology and o.cost from the command line, else from the file `path` read into `in`.
+// A bad "topology" in the file is an InputError naming the file and /topology.
+void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o);
+
+}  // namespace commfit
