@@ -12,12 +12,27 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace commfit::mpitest {
+
+// A fresh temporary directory, made by rank 0 and named to every rank (collective).
+inline std::filesystem::path shared_scratch(const char* prefix) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char path[256] = {};
+  if (rank == 0) {
+    std::snprintf(path, sizeof path, "%s/%s-XXXXXX", std::filesystem::temp_directory_path().c_str(), prefix);
+    if (!mkdtemp(path)) MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path;
+}
 
 inline std::uint64_t splitmix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

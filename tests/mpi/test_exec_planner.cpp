@@ -36,18 +36,6 @@ void run_one(Checker& chk, exec::Executor& ex, const Pattern& pat, const std::st
 }
 
 // A scratch directory on the shared file system, made by rank 0.
-std::filesystem::path shared_scratch() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char path[256] = {};
-  if (rank == 0) {
-    std::snprintf(path, sizeof path, "%s/commfit-exec-XXXXXX", std::filesystem::temp_directory_path().c_str());
-    if (!mkdtemp(path)) MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return path;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +51,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Checker chk(MPI_COMM_WORLD);
-  const std::filesystem::path dir = shared_scratch();
+  const std::filesystem::path dir = shared_scratch("commfit-exec");
 
   // Every strategy of the table; direct with each algorithm, two-stage with each variant and
   // memory with each method (the values `commfit plan --variant/--method` lists).

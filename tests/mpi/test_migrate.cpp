@@ -99,18 +99,6 @@ class App {
   Bytes held_ = 0, self_ = 0;
 };
 
-std::filesystem::path shared_scratch() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char path[256] = {};
-  if (rank == 0) {
-    std::snprintf(path, sizeof path, "%s/commfit-migrate-XXXXXX", std::filesystem::temp_directory_path().c_str());
-    if (!mkdtemp(path)) MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return path;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,7 +107,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Checker chk(MPI_COMM_WORLD);
-  const std::filesystem::path dir = shared_scratch();
+  const std::filesystem::path dir = shared_scratch("commfit-migrate");
   const Rank p = size;
 
   std::vector<Pattern> pats;
