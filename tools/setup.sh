@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what commfit needs from Debian's packages (run as root on Debian 12).
-#   bash tools/setup.sh          build and test dependencies
-#   bash tools/setup.sh --bench  also what the benchmarks use (SimGrid SMPI, Boost.Graph)
+# Installs what commfit needs from Debian's packages (run as root on Debian 12): the build and
+# test dependencies, including what the tests drive (METIS and gmsh for `commfit extract`,
+# Chromium for the report's rendering test, SimGrid SMPI and Boost.Graph for the simulated and
+# planner-speed benchmarks and their smoke tests). `--bench` is accepted for compatibility.
 set -euo pipefail
 
 packages=(
@@ -9,10 +10,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev libeigen3-dev doctest-dev libssl-dev libvalijson-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
+  libmetis-dev gmsh chromium
+  libsimgrid-dev simgrid libboost-graph-dev
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(libsimgrid-dev simgrid libboost-graph-dev)
-fi
 
 missing=()
 for p in "${packages[@]}"; do
