@@ -19,5 +19,6 @@ void add_show_command(CLI::App& app, Runner& run);
 void add_convert_command(CLI::App& app, Runner& run);
 void add_compare_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);
+void add_extract_command(CLI::App& app, Runner& run);
 
 }  // namespace commfit

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_convert_command(app, run);
   add_compare_command(app, run);
   add_gen_command(app, run);
+  add_extract_command(app, run);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

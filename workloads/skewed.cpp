@@ -220,4 +220,49 @@ CommMatrix gen_hot_spots(Rank p, int fan_out, double l, Bytes traffic, std::uint
   return make_matrix(p, std::move(msgs));
 }
 
+TransportKlSplit transport_kl_split(int k, double l, Bytes t) {
+  TransportKlSplit s;
+  if (k <= 1) {
+    s.heavy_layers = k;
+    s.heavy_bytes = t;
+  } else {
+    s.heavy_layers = static_cast<int>(std::clamp<long long>(std::llround(l * k), 1, k - 1));
+    s.heavy_bytes = static_cast<Bytes>(std::llround((1.0 - l) * static_cast<double>(t)));
+  }
+  const Bytes light_bytes = t - s.heavy_bytes;
+  s.every_message_nonempty = s.heavy_bytes >= static_cast<Bytes>(s.heavy_layers) &&
+                             light_bytes >= static_cast<Bytes>(k - s.heavy_layers);
+  return s;
+}
+
+CommMatrix gen_transport_kl(Rank p, int k, double l, Bytes t, std::uint64_t seed) {
+  commfit_assert(p >= 2 && k >= 1 && k <= p - 1 && l > 0 && l < 1 && t <= kMaxMessageBytes, "gen_transport_kl",
+                 "bad arguments");
+  const TransportKlSplit split = transport_kl_split(k, l, t);
+  Rng rng(seed);
+  std::vector<Rank> label(static_cast<std::size_t>(p)), rank_of(static_cast<std::size_t>(p));
+  std::iota(label.begin(), label.end(), Rank{0});
+  rng.shuffle(label.begin(), label.end());   // pi
+  for (Rank i = 0; i < p; ++i) rank_of[label[i]] = i;
+  // k distinct shifts from 1 .. p-1: a partial Fisher-Yates shuffle.
+  std::vector<Rank> shifts(static_cast<std::size_t>(p - 1));
+  std::iota(shifts.begin(), shifts.end(), Rank{1});
+  for (int a = 0; a < k; ++a)
+    std::swap(shifts[a], shifts[a + rng.below(static_cast<std::uint64_t>(p - 1 - a))]);
+  // Layer a's message size: heavy layers share H, light layers t - H.
+  auto layer_bytes = [&](int a) {
+    const bool heavy = a < split.heavy_layers;
+    const Bytes share = heavy ? split.heavy_bytes : t - split.heavy_bytes;
+    const auto layers = static_cast<Bytes>(heavy ? split.heavy_layers : k - split.heavy_layers);
+    const auto index = static_cast<Bytes>(heavy ? a : a - split.heavy_layers);
+    return share / layers + (index < share % layers ? 1 : 0);
+  };
+  std::vector<Message> msgs;
+  msgs.reserve(static_cast<std::size_t>(p) * static_cast<std::size_t>(k));
+  for (Rank i = 0; i < p; ++i)
+    for (int a = 0; a < k; ++a)
+      msgs.push_back({i, rank_of[(label[i] + shifts[a]) % p], layer_bytes(a)});
+  return make_matrix(p, std::move(msgs));
+}
+
 }  // namespace commfit

@@ -48,4 +48,27 @@ CommMatrix gen_moe_dispatch(Rank p, int experts_per_rank, std::int64_t tokens_pe
 // Needs 1 <= fan_out <= p - 1, 0 < l <= 1.
 CommMatrix gen_hot_spots(Rank p, int fan_out, double l, Bytes traffic, std::uint64_t seed);
 
+// The (k, l) generator of Transportation §9 ("Performance Results"): every rank sends to k other
+// ranks and "the sum of the messages being sent out and received at each processor was fixed at
+// t"; "of the k processors receiving messages from a single processor, the fraction l t of the
+// traffic reached (1 - l) k processors, while the remaining (1 - l) t traffic reached l k
+// processors". Here the pattern is the union of k permutations without fixed points (ranks
+// relabelled by a seeded permutation pi, layer a sends i -> pi^-1(pi(i) + s_a mod p) for k
+// distinct seeded shifts s_a in 1 .. p-1), so every rank also receives exactly one message per
+// layer. The first nh = round(l k) layers (clamped to 1 .. k-1 when k >= 2) are the heavy ones:
+// together they carry H = round((1 - l) t) bytes of every row, the other k - nh layers carry
+// t - H, each spread evenly over its layers (layer a gets its share / layers, the first
+// share mod layers get one byte more). So every row sum and every column sum is exactly t and
+// every fan-in and fan-out exactly k. k = 1 sends all t to one rank. The paper's best case for
+// the two-stage algorithm is k = 32, l = 1/32, its worst k = 2, l = 1/2.
+// Needs 1 <= k <= p - 1, 0 < l < 1, and t large enough that no message is empty
+// (transport_kl_split says how the bytes are divided).
+struct TransportKlSplit {
+  int heavy_layers = 0;    // nh
+  Bytes heavy_bytes = 0;   // H
+  bool every_message_nonempty = false;
+};
+TransportKlSplit transport_kl_split(int k, double l, Bytes t);
+CommMatrix gen_transport_kl(Rank p, int k, double l, Bytes t, std::uint64_t seed);
+
 }  // namespace commfit

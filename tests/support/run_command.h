@@ -1,0 +1,25 @@
+// Running the commfit binary from a test: a scratch directory per test process (removed at exit),
+// a shell command's exit status and captured output, whole-file reads.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace commfit::test {
+
+// A directory of this test process under the system temporary directory, named after `what`
+// and the process id; created on first use, removed when the process exits.
+std::filesystem::path scratch_dir(const std::string& what);
+
+std::string slurp(const std::filesystem::path& p);
+
+struct CommandRun {
+  int status = -1;   // exit status, -1 when killed by a signal
+  std::string out, err;
+};
+
+// Runs `COMMFIT_EXE args` through the shell from directory `cwd`, capturing stdout and stderr
+// into files of `scratch`.
+CommandRun run_commfit(const std::string& args, const std::filesystem::path& cwd, const std::filesystem::path& scratch);
+
+}  // namespace commfit::test
