@@ -7,6 +7,7 @@
 #include "passes/heap_split.h"
 #include "passes/link_check.h"
 #include "passes/quantised_split.h"
+#include "passes/shave.h"
 #include "planner/passes.h"
 #include "planner/strategies.h"
 
@@ -23,33 +24,42 @@ double schedule_cost(const Schedule& s, const CostOptions& c) {
   return total;
 }
 
-// The chunk size of the quantised split: the cheapest of a few values around
-// q* = sqrt(tau t / (mu h)) (where the 2 LB bound holds) under the synchronous cost model.
-// Sizes whose colour table would pass ~2^27 entries are skipped (the next larger one is tried).
+// The quantised split's chunk size and colouring: the cheapest under the synchronous cost model
+// of a few chunk sizes around q* = sqrt(tau t / (mu h)) (where the 2 LB bound holds) up to no
+// split at all, each coloured with exactly D colours and with first fit alone (<= 2D - 1), each
+// then shaved (passes/shave.h). Sizes whose colour table would pass ~2^27 entries are skipped.
 struct Chunked {
   Bytes q = 1;
+  std::int64_t slack = 0;
   Schedule schedule;
 };
 
 Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& passes) {
   const TrafficStats st = traffic_stats(m);
-  if (st.h == 0) return {1, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
+  if (st.h == 0) return {1, 0, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
   const double mu = 1.0 / c.bandwidth_Bps;
   const double qstar = c.tau_s > 0 ? std::sqrt(c.tau_s * static_cast<double>(st.t) / (mu * static_cast<double>(st.h))) : 1.0;
   Chunked best_plan;
   double best = -1;
-  for (double f : {0.25, 0.5, 1.0, 2.0, 4.0, 1e300}) {
+  Bytes last_q = 0;
+  for (double f : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1e300}) {
     const Bytes q = f > 1e200 ? st.max_message : static_cast<Bytes>(std::clamp(qstar * f, 1.0, static_cast<double>(st.max_message)));
-    if (f < 1e200 && 2.0 * m.ranks * static_cast<double>(quantised_degree(m, q)) > static_cast<double>(1 << 27)) continue;
-    // q >= the largest message is no split at all: the optimal decomposition.
-    Schedule s = q >= st.max_message ? passes.run("decompose", [&] { return decompose_optimal(m); })
-                                     : passes.run("quantised-split", [&] { return quantised_split(m, q); });
-    const double cost = schedule_cost(s, c);
-    if (best < 0 || cost < best) {
-      best = cost;
-      best_plan = {q, std::move(s)};
+    if (q == last_q) continue;
+    last_q = q;
+    const std::int64_t d = quantised_degree(m, q);
+    for (const std::int64_t slack : {std::int64_t{0}, std::max<std::int64_t>(d - 1, 0)}) {
+      if (2.0 * m.ranks * static_cast<double>(d + slack) > static_cast<double>(1 << 27)) continue;
+      if (slack > 0 && d <= 1) continue;
+      Schedule s = passes.run("quantised-split", [&] { return quantised_split(m, q, slack); });
+      s = passes.run("shave", [&] { return shave(s); });
+      const double cost = schedule_cost(s, c);
+      if (best < 0 || cost < best) {
+        best = cost;
+        best_plan = {q, slack, std::move(s)};
+      }
     }
   }
+  commfit_assert(best >= 0, "quantised", "no chunk size fits the colour table limit");
   return best_plan;
 }
 
@@ -102,10 +112,11 @@ StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRu
     return out;
   }
   if (a == "quantised") {
-    Chunked chunked = o.chunk ? Chunked{o.chunk, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
+    Chunked chunked = o.chunk ? Chunked{o.chunk, 0, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
                               : choose_chunk(m, o.cost, passes);
     out.schedule = std::move(chunked.schedule);
     out.options["chunk"] = chunked.q;
+    out.options["colour_slack"] = chunked.slack;
   } else if (a == "lp") {
     out.schedule = passes.run("decompose", [&] { return decompose_lp(m); });
   } else {
