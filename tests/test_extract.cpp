@@ -6,6 +6,7 @@
 #include "ir/comm_matrix.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
+#include "ir/random.h"
 #include "workloads/gmsh.h"
 #include "workloads/halo.h"
 #include "workloads/mtx_pattern.h"
@@ -180,6 +181,8 @@ TEST_CASE("extract: hostile inputs exit 2 with one line naming file and place, a
        "tests/fixtures/extract/bad/pattern_with_value.mtx: line 3: expected \"ROW COLUMN\""},
       {"points_only.msh", "tests/fixtures/extract/bad/points_only.msh --parts 2",
        "tests/fixtures/extract/bad/points_only.msh: line 18: the mesh has no elements of dimension 1 to 3"},
+      {"rows_for_file_size.mtx", "tests/fixtures/extract/bad/rows_for_file_size.mtx --parts 2",
+       "tests/fixtures/extract/bad/rows_for_file_size.mtx: line 2: a 50000000 x 50000000 matrix in a file of 73 bytes: at most 1048576 rows (2^20, or 8 per byte of the file)"},
       {"short.part", small + " --partition tests/fixtures/extract/bad/short.part",
        "tests/fixtures/extract/bad/short.part: line 4: the partition has 4 entries, the input has 6 vertices"},
       {"stray_text.msh", "tests/fixtures/extract/bad/stray_text.msh --parts 2",
@@ -306,4 +309,46 @@ TEST_CASE("extract: the Matrix Market Laplacian into 32, 256, 1024 parts plans a
   REQUIRE(run_commfit("extract examples/extract/laplace3d_20.mtx --partition '" + (scratch() / "slabs.part").string() + "' -q -o '" + out + "'").status == 0);
   CHECK(messages_of(read_matrix(out).matrix) ==
         std::vector<Message>{{0, 1, 3200}, {1, 0, 3200}, {1, 2, 3200}, {2, 1, 3200}, {2, 3, 3200}, {3, 2, 3200}});
+}
+
+// A bounded, deterministic mutation run over the good fixtures (the hostile corpus generalised):
+// every mutant is either read or refused with an InputError; what is read partitions and extracts.
+TEST_CASE("extract readers: 3000 mutants of each good fixture are read or refused, never crash") {
+  Rng rng(20261122);
+  const std::string alphabet = "0123456789 \n\t-+.eE$%xX";
+  for (const char* name : {"small.mtx", "square_41.msh", "square_22.msh", "small.part"}) {
+    const std::string good = slurp(kFixtures / "good" / name);
+    const std::string ext = fs::path(name).extension().string();
+    int read = 0, refused = 0;
+    for (int k = 0; k < 3000; ++k) {
+      std::string text = good;
+      const int edits = 1 + static_cast<int>(rng.below(4));
+      for (int e = 0; e < edits && !text.empty(); ++e) {
+        const std::size_t at = rng.below(text.size());
+        switch (rng.below(4)) {
+          case 0: text[at] = alphabet[rng.below(alphabet.size())]; break;                    // replace
+          case 1: text.erase(at, 1 + rng.below(8)); break;                                  // delete
+          case 2: text.insert(at, std::string(1 + rng.below(12), alphabet[rng.below(10)])); break;   // digits
+          default: text.resize(at); break;                                                  // truncate
+        }
+      }
+      try {
+        if (ext == ".part") {
+          const PartitionVector pv = parse_partition(text, name, 6, static_cast<std::int32_t>(rng.below(3)));
+          CHECK(pv.part.size() == 6);
+        } else {
+          const Pattern g = ext == ".mtx" ? parse_mtx_pattern(text, name) : parse_msh(text, name).graph;
+          const auto parts = static_cast<std::int32_t>(1 + rng.below(static_cast<std::uint64_t>(std::min<std::int64_t>(g.n, 8))));
+          const auto part = partition_metis(symmetric_graph(g), parts, 1);
+          CHECK(halo_matrix(g, part, parts, 8).ranks == parts);
+        }
+        ++read;
+      } catch (const InputError& e) {
+        CHECK(std::string(e.what()).rfind(name, 0) == 0);
+        ++refused;
+      }
+    }
+    MESSAGE(std::string(name) << ": " << read << " read, " << refused << " refused");
+    CHECK(refused > 0);
+  }
 }

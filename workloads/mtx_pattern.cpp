@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <vector>
@@ -82,6 +83,11 @@ Pattern parse_mtx_pattern(std::string_view text, const std::string& file) {
   const std::int64_t rows = number(size_line[0], "row count", 1, kMaxVertices);
   const std::int64_t cols = number(size_line[1], "column count", 1, kMaxVertices);
   const std::int64_t entries = number(size_line[2], "entry count", 0, static_cast<std::int64_t>(text.size() / 4 + 1));
+  // A vertex costs memory even without entries: a short file may not announce millions of rows.
+  const std::int64_t row_limit = std::min<std::int64_t>(kMaxVertices, std::max<std::int64_t>(std::int64_t{1} << 20, 8 * static_cast<std::int64_t>(text.size())));
+  if (rows > row_limit || cols > row_limit)
+    fail("a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix in a file of " + std::to_string(text.size()) +
+         " bytes: at most " + std::to_string(row_limit) + " rows (2^20, or 8 per byte of the file)");
   if (rows != cols)
     fail("the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
          "; SpMV halo exchange needs a square matrix (the owner of row v owns x[v])");

@@ -13,7 +13,7 @@
 namespace commfit {
 
 // Throws InputError (FILE: line N: problem) for a missing or unsupported banner, a non-square or
-// oversized matrix, malformed or out-of-range entries, and an entry count other than announced.
+// oversized matrix (over 2^26 rows, or over max(2^20, 8 x file bytes) rows), malformed or out-of-range entries, and an entry count other than announced.
 Pattern parse_mtx_pattern(std::string_view text, const std::string& file);
 
 }  // namespace commfit
