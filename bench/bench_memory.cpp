@@ -38,6 +38,13 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The relaxation's rounding premise (docs/MEMORY.md): L M - T >= (L + 1) (2 E + 8 p), L = ceil(T/M).
+bool rounding_premise(const CommMatrix& m, const MemoryBound& lb) {
+  const auto L = static_cast<unsigned __int128>(lb.volume_bound);
+  const auto E = static_cast<unsigned __int128>(traffic_stats(m).messages);
+  return L * lb.memory - lb.total >= (L + 1) * (2 * E + 8 * static_cast<unsigned>(m.ranks));
+}
+
 bool valid(const Schedule& s, const CommMatrix& m) {
   VerifyRules r;
   r.contention = Contention::none;
@@ -62,10 +69,10 @@ int main(int argc, char** argv) {
   if (!csv.empty()) {
     out.open(csv);
     out << "pattern,p,free_pct,messages,T,M,ceil_T_M,lower_bound,parking_phases,parking_parked,parking_s,"
-           "relaxation_phases,relaxation_main,relaxation_parked,relaxation_s\n";
+           "relaxation_phases,relaxation_main,relaxation_parked,relaxation_s,rounding_premise\n";
   }
-  std::printf("| pattern | p | free | T (MiB) | M/T | ceil(T/M) | LB | parking | parked | plan ms | relaxation (L used) | parked | plan ms |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| pattern | p | free | T (MiB) | M/T | ceil(T/M) | LB | parking | parked | plan ms | relaxation (L used) | premise | parked | plan ms |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|---:|---:|\n");
   for (const char* pattern : {"lognormal", "uniform"})
   for (Rank p = 32; p <= max_p; p *= 2) {
     const CommMatrix base = std::string(pattern) == "uniform" ? gen_uniform(p, 16, 65536, 2000 + p)
@@ -94,14 +101,15 @@ int main(int argc, char** argv) {
         std::snprintf(relax, sizeof relax, "no fit");
         std::snprintf(rpark, sizeof rpark, "-");
       }
-      std::printf("| %s | %d | %.0f%% | %.0f | %.2f | %llu | %llu | %u | %.1f%% | %.2f | %s | %s | %.2f |\n", pattern, p, frac * 100,
+      const bool premise = rounding_premise(m, lb);
+      std::printf("| %s | %d | %.0f%% | %.0f | %.2f | %llu | %llu | %u | %.1f%% | %.2f | %s | %s | %s | %.2f |\n", pattern, p, frac * 100,
                   double(lb.total) / 1048576.0, double(lb.memory) / double(lb.total), (unsigned long long)lb.volume_bound, (unsigned long long)lb.phases,
-                  a.phases, 100.0 * double(ps.parked_bytes) / double(lb.total), ta * 1e3, relax, rpark, tb * 1e3);
+                  a.phases, 100.0 * double(ps.parked_bytes) / double(lb.total), ta * 1e3, relax, premise ? "yes" : "no", rpark, tb * 1e3);
       std::fflush(stdout);
       if (out)
         out << pattern << ',' << p << ',' << frac * 100 << ',' << traffic_stats(m).messages << ',' << lb.total << ',' << lb.memory << ','
             << lb.volume_bound << ',' << lb.phases << ',' << a.phases << ',' << ps.parked_bytes << ',' << ta << ','
-            << (b ? b->phases : 0) << ',' << rs.main_phases << ',' << rs.parked_bytes << ',' << tb << '\n';
+            << (b ? b->phases : 0) << ',' << rs.main_phases << ',' << rs.parked_bytes << ',' << tb << ',' << premise << '\n';
     }
   }
   return 0;

@@ -12,82 +12,226 @@ namespace {
 
 using I128 = __int128;
 
-// A byte range of one message and its route: src -pre-> holder -main-> recv -post-> dst.
-// holder == dst means delivered in the pre phase (then recv == dst); otherwise holder != recv.
-struct Seg {
-  Piece piece;
-  Rank holder = 0;
-  Rank recv = 0;
+struct Msg {
+  Rank src = 0, dst = 0;
+  Bytes size = 0;
 };
+
+// A byte range of one message and its route: src -pre-> hold -main-> recv -post-> dst.
+struct Seg {
+  std::size_t msg = 0;
+  Bytes offset = 0, bytes = 0;
+  Rank hold = 0, recv = 0;
+};
+
+// Adds `need` to b (entries below cap[j]) in proportion to the room cap[j] - b[j]; false when the
+// room is short. Deterministic: floor shares, then the remainder in rank order.
+bool raise_to(std::vector<Bytes>& b, const std::vector<Bytes>& cap, Bytes& need) {
+  I128 room = 0;
+  for (std::size_t j = 0; j < b.size(); ++j) room += cap[j] > b[j] ? cap[j] - b[j] : 0;
+  if (room == 0 || need == 0) return need == 0;
+  const I128 want = std::min<I128>(room, need);
+  I128 given = 0;
+  std::vector<Bytes> add(b.size(), 0);
+  for (std::size_t j = 0; j < b.size(); ++j)
+    if (cap[j] > b[j]) {
+      add[j] = static_cast<Bytes>(want * I128(cap[j] - b[j]) / room);
+      given += add[j];
+    }
+  for (std::size_t j = 0; j < b.size() && given < want; ++j) {
+    const Bytes more = static_cast<Bytes>(std::min<I128>(want - given, I128(cap[j] > b[j] ? cap[j] - b[j] : 0) - add[j]));
+    add[j] += more;
+    given += more;
+  }
+  for (std::size_t j = 0; j < b.size(); ++j) b[j] += add[j];
+  need -= static_cast<Bytes>(want);
+  return need == 0;
+}
 
 class Layout {
  public:
   Layout(const CommMatrix& m, std::uint64_t L) : m_(m), L_(L), p_(m.ranks) {
     const auto n = static_cast<std::size_t>(p_);
-    p_in_.assign(n, 0);
-    p_out_.assign(n, 0);
-    beta_.assign(n, 0);
-    col_.assign(n, 0);
-    out_pair_.resize(n);
-    in_pair_.resize(n);
-    Bytes total = 0;
+    r_.assign(n, 0);
+    c_.assign(n, 0);
     m.for_each([&](Rank i, Rank j, Bytes b) {
-      if (i != j) total += b;
+      if (i == j) return;
+      msgs_.push_back({i, j, b});
+      r_[i] += b;
+      c_[j] += b;
+      total_ += b;
     });
     free_.resize(n);
-    for (std::size_t r = 0; r < n; ++r) free_[r] = std::min(m.memory[r], total);
+    for (std::size_t j = 0; j < n; ++j) free_[j] = std::min(m.memory[j], total_);
   }
 
-  // Steps 1 (balance) and 2 (open up space); false when the greedy cannot fit L main phases.
-  bool build() {
-    balance();
-    return open_space();
+  // Main-phase volumes b_j (sum T) with (L+1) b_j <= L (F_j + r_j) - (L-1) sigma_j; false when
+  // they do not add up to T.
+  bool volumes(const std::vector<Bytes>& sigma) {
+    const auto n = static_cast<std::size_t>(p_);
+    std::vector<Bytes> U(n), mid(n);
+    b_.assign(n, 0);
+    for (std::size_t j = 0; j < n; ++j) {
+      const I128 top = I128(L_) * (I128(free_[j]) + r_[j]) - I128(L_ - 1) * sigma[j];
+      U[j] = top <= 0 ? 0 : static_cast<Bytes>(top / I128(L_ + 1));
+      b_[j] = std::min({r_[j], c_[j], U[j]});
+      mid[j] = std::min(std::max(r_[j], c_[j]), U[j]);
+    }
+    Bytes need = total_;
+    for (Bytes x : b_) need -= x;
+    // Between min(r, c) and max(r, c) every byte of b_j saves one hop; above, none: fill there last.
+    if (raise_to(b_, mid, need)) return true;
+    return raise_to(b_, U, need);
   }
 
-  // The phases: pre (0), main (1..L), post (L+1), empty ones dropped. Empty optional when the
-  // exact simulation of rule 5 fails (rounding beyond what the slack covers).
+  // Holder and receiver assignments for the volumes b_; fills segs_ and the main streams. False
+  // (rare) when the only proxy room left is at the source of bytes parked away from it.
+  bool assign() {
+    const auto n = static_cast<std::size_t>(p_);
+    segs_.clear();
+    // Holders: rank j keeps min(r_j, b_j) of its own bytes; a donor (r_j > b_j) parks the rest on
+    // takers (b_k > r_k) in the pre phase, on the destination itself where it has a message for one.
+    std::vector<Bytes> shed(n), take(n), next(msgs_.size(), 0);
+    for (std::size_t j = 0; j < n; ++j) {
+      shed[j] = r_[j] > b_[j] ? r_[j] - b_[j] : 0;
+      take[j] = b_[j] > r_[j] ? b_[j] - r_[j] : 0;
+    }
+    auto place = [&](std::size_t k, Bytes x, Rank hold, Rank recv) {
+      segs_.push_back({k, next[k], x, hold, recv});
+      next[k] += x;
+    };
+    for (std::size_t k = 0; k < msgs_.size(); ++k) {
+      const Msg& x = msgs_[k];
+      const Bytes d = std::min({shed[x.src], take[x.dst], x.size});
+      if (d == 0) continue;
+      place(k, d, x.dst, x.dst);   // delivered in the pre phase
+      shed[x.src] -= d;
+      take[x.dst] -= d;
+    }
+    // Parked first: bytes whose destination receives all of them in the main phases (c <= b), so
+    // that the bytes needing a proxy stay with their source (it proxies them itself when it can).
+    Rank t = 0;
+    for (int sweep = 0; sweep < 2; ++sweep)
+    for (std::size_t k = 0; k < msgs_.size(); ++k) {
+      const Msg& x = msgs_[k];
+      if (sweep == 0 && c_[x.dst] > b_[x.dst]) continue;
+      while (shed[x.src] > 0 && next[k] < x.size) {
+        while (t < p_ && take[t] == 0) ++t;
+        commfit_assert(t < p_, "relaxation", "parking space and surplus do not balance");
+        const Bytes d = std::min({shed[x.src], take[t], x.size - next[k]});
+        place(k, d, t, x.dst);   // t == dst: delivered
+        shed[x.src] -= d;
+        take[t] -= d;
+      }
+    }
+    for (std::size_t k = 0; k < msgs_.size(); ++k)
+      if (next[k] < msgs_[k].size) place(k, msgs_[k].size - next[k], msgs_[k].src, msgs_[k].dst);
+    // Receivers: rank j receives min(c_j, b_j) of its own bytes in the main phases (the ones
+    // delivered in the pre phase among them); the rest go to proxies (b_k > c_k), which forward
+    // them in the post phase: first the holder itself when it has proxy room (no main transfer),
+    // then the proxies in rank order.
+    std::vector<Bytes> drop(n), room(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      drop[j] = c_[j] > b_[j] ? c_[j] - b_[j] : 0;
+      room[j] = b_[j] > c_[j] ? b_[j] - c_[j] : 0;
+    }
+    auto relabel = [&](std::size_t s, Bytes x, Rank recv) {   // the first x bytes of segs_[s]
+      if (x < segs_[s].bytes) {
+        Seg rest = segs_[s];
+        rest.offset += x;
+        rest.bytes -= x;
+        segs_[s].bytes = x;
+        segs_.push_back(rest);
+      }
+      segs_[s].recv = recv;
+    };
+    // Pass 0: the holder itself. Pass 1: bytes parked away from a source that is itself a proxy
+    // (they must not go back to it: it would forward bytes it has already sent), to the first other
+    // proxy with room. Pass 2: the rest, to the first proxy with room.
+    for (int pass = 0; pass < 3; ++pass) {
+      Rank q = 0;
+      for (std::size_t s = 0; s < segs_.size(); ++s) {
+        const Seg g = segs_[s];
+        const Rank dst = msgs_[g.msg].dst, src = msgs_[g.msg].src;
+        if (drop[dst] == 0 || g.recv != dst || g.hold == dst) continue;
+        Rank use = g.hold;
+        if (pass > 0) {
+          const bool away = g.hold != src;
+          if ((pass == 1) != (away && room[src] > 0)) continue;
+          while (q < p_ && room[q] == 0) ++q;
+          use = q;
+          while (use < p_ && (room[use] == 0 || (away && use == src))) ++use;
+          if (use == p_) return false;
+        }
+        const Bytes x = std::min({drop[dst], room[use], g.bytes});
+        if (x == 0) continue;
+        relabel(s, x, use);
+        drop[dst] -= x;
+        room[use] -= x;
+      }
+    }
+    for (std::size_t j = 0; j < n; ++j)
+      commfit_assert(drop[j] == 0 && room[j] == 0, "relaxation", "receive assignments do not balance");
+    // Streams in (hold, recv) order, segments in message order within each.
+    std::sort(segs_.begin(), segs_.end(), [](const Seg& a, const Seg& b) {
+      return std::tie(a.hold, a.recv, a.msg, a.offset) < std::tie(b.hold, b.recv, b.msg, b.offset);
+    });
+    return true;
+  }
+
+  // Main-phase peers of every rank in the current assignment.
+  std::vector<Bytes> peers() const {
+    std::vector<Bytes> sigma(static_cast<std::size_t>(p_), 0);
+    for (std::size_t s = 0; s < segs_.size(); ++s) {
+      const Seg& g = segs_[s];
+      if (g.hold == g.recv) continue;
+      if (s == 0 || segs_[s - 1].hold != g.hold || segs_[s - 1].recv != g.recv) ++sigma[g.hold];
+    }
+    return sigma;
+  }
+
+  // The phases: pre (0), main (1..L), post (L+1), empty ones dropped. False when the exact
+  // simulation of rule 5 fails (rounding beyond what the reserve covers).
   bool schedule(Schedule& s, Bytes& parked) const {
     s = Schedule{};
     s.ranks = p_;
     s.copies = local_copies(m_);
     const Phase post = static_cast<Phase>(L_ + 1);
-    for (const Seg& g : segs_)
-      if (g.piece.bytes > 0 && g.holder != g.piece.src) s.transfers.push_back({0, g.piece.src, g.holder, g.piece});
-    std::vector<std::size_t> list;
-    for (const auto& [pair, all] : pair_segs_) {
-      const auto [holder, recv] = pair;
-      // A segment may be listed twice (moved away and back): once each, in creation order.
-      list.clear();
-      for (std::size_t k : all)
-        if (live(k, holder, recv)) list.push_back(k);
-      std::sort(list.begin(), list.end());
-      list.erase(std::unique(list.begin(), list.end()), list.end());
+    auto piece = [&](const Seg& g, Bytes off, Bytes len) {
+      const Msg& x = msgs_[g.msg];
+      return Piece{x.src, x.dst, off, len};
+    };
+    for (const Seg& g : segs_) {
+      const Msg& x = msgs_[g.msg];
+      if (g.hold != x.src) s.transfers.push_back({0, x.src, g.hold, piece(g, g.offset, g.bytes)});
+      if (g.hold == g.recv && g.recv != x.dst) s.transfers.push_back({post, g.recv, x.dst, piece(g, g.offset, g.bytes)});
+    }
+    for (std::size_t a = 0; a < segs_.size();) {
+      std::size_t e = a;
       Bytes b = 0;
-      for (std::size_t k : list) b += segs_[k].piece.bytes;
-      if (b == 0) continue;
-      // Stream position `pos` of this pair -> phase t covering [floor((t-1)b/L), floor(tb/L)).
-      Bytes pos = 0;
-      for (std::size_t k : list) {
-        const Seg& g = segs_[k];
-        Bytes done = 0;
-        while (done < g.piece.bytes) {
-          // Phase of stream byte `pos`: the t with floor((t-1)b/L) <= pos < floor(tb/L).
-          const auto t = static_cast<std::uint64_t>((static_cast<I128>(pos) * L_) / b) + 1;
-          std::uint64_t tt = t;
-          while (cut(tt, b) <= pos) ++tt;   // floor cuts may skip phases for small b
-          const Bytes end = std::min<Bytes>(cut(tt, b), pos + (g.piece.bytes - done));
-          const Bytes len = end - pos;
-          const Piece piece{g.piece.src, g.piece.dst, g.piece.offset + done, len};
-          s.transfers.push_back({static_cast<Phase>(tt), holder, recv, piece});
-          if (recv != g.piece.dst) s.transfers.push_back({post, recv, g.piece.dst, piece});
-          done += len;
-          pos += len;
+      while (e < segs_.size() && segs_[e].hold == segs_[a].hold && segs_[e].recv == segs_[a].recv) b += segs_[e++].bytes;
+      if (segs_[a].hold != segs_[a].recv) {
+        // Stream position pos -> main phase t covering [floor((t-1)b/L), floor(tb/L)).
+        Bytes pos = 0;
+        for (std::size_t k = a; k < e; ++k) {
+          const Seg& g = segs_[k];
+          Bytes done = 0;
+          while (done < g.bytes) {
+            std::uint64_t t = static_cast<std::uint64_t>((I128(pos) * L_) / b) + 1;
+            while (cut(t, b) <= pos) ++t;   // floor cuts skip phases for small b
+            const Bytes len = std::min<Bytes>(cut(t, b), pos + (g.bytes - done)) - pos;
+            const Piece pc = piece(g, g.offset + done, len);
+            s.transfers.push_back({static_cast<Phase>(t), g.hold, g.recv, pc});
+            if (g.recv != pc.dst) s.transfers.push_back({post, g.recv, pc.dst, pc});
+            done += len;
+            pos += len;
+          }
         }
       }
+      a = e;
     }
     s.phases = post + 1;
     if (!keeps_memory_rule(s)) return false;
-    // Drop empty phases (free memory at each remaining phase start is unchanged).
     std::vector<Phase> used(s.phases, 0);
     for (const Transfer& t : s.transfers) used[t.phase] = 1;
     std::vector<Phase> renum(s.phases, 0);
@@ -106,209 +250,24 @@ class Layout {
     return true;
   }
 
+  std::vector<Bytes> out_degree() const {
+    std::vector<Bytes> d(static_cast<std::size_t>(p_), 0);
+    for (const Msg& x : msgs_) ++d[x.src];
+    return d;
+  }
+
  private:
-  Bytes cut(std::uint64_t t, Bytes b) const {
-    return static_cast<Bytes>((static_cast<I128>(t) * b) / L_);
-  }
-  bool live(std::size_t k, Rank holder, Rank recv) const {
-    const Seg& g = segs_[k];
-    return g.piece.bytes > 0 && g.holder == holder && g.recv == recv;
-  }
-
-  I128 G(Rank j) const { return I128(free_[j]) - I128(p_in_[j]) + I128(p_out_[j]); }
-  I128 slack(Rank j) const {
-    return I128(L_) * (G(j) - I128(out_pair_[j].size())) - I128(beta_[j]);
-  }
-
-  // Adds (sign +1) or removes (-1) a segment's contributions to the per-rank sums.
-  void account(const Seg& g, int sign, std::size_t index) {
-    const Bytes b = g.piece.bytes;
-    auto add = [sign](Bytes& x, Bytes v) { x = sign > 0 ? x + v : x - v; };
-    if (g.holder != g.piece.src) {
-      add(p_in_[g.holder], b);
-      add(p_out_[g.piece.src], b);
-    }
-    if (g.holder != g.recv) {
-      add(beta_[g.holder], b);
-      add(col_[g.recv], b);
-      auto bump = [&](std::map<Rank, Bytes>& mp, Rank key) {
-        Bytes& v = mp[key];
-        add(v, b);
-        if (v == 0) mp.erase(key);
-      };
-      bump(out_pair_[g.holder], g.recv);
-      bump(in_pair_[g.recv], g.holder);
-      if (sign > 0) {
-        auto& list = pair_segs_[{g.holder, g.recv}];
-        if (list.empty() || list.back() != index) list.push_back(index);
-      }
-    }
-  }
-
-  void add_seg(const Seg& g) {
-    segs_.push_back(g);
-    account(g, +1, segs_.size() - 1);
-  }
-
-  // Re-routes the first `x` bytes of segment k (x <= its bytes) with new holder / receiver.
-  void reroute(std::size_t k, Bytes x, Rank holder, Rank recv) {
-    Seg front = segs_[k];
-    front.piece.bytes = x;
-    account(front, -1, k);
-    if (x == segs_[k].piece.bytes) {
-      segs_[k].holder = holder;
-      segs_[k].recv = recv;
-      account(segs_[k], +1, k);
-    } else {
-      segs_[k].piece.offset += x;
-      segs_[k].piece.bytes -= x;
-      front.holder = holder;
-      front.recv = recv;
-      add_seg(front);
-    }
-  }
-
-  // Step 1: net senders ship their surplus r_j - c_j to net receivers (directly when they have a
-  // message for one, else parked there); net receiver k takes in exactly c_k - r_k <= F_k.
-  void balance() {
-    struct Msg { Rank src, dst; Bytes size, next; };
-    std::vector<Msg> msgs;
-    std::vector<I128> e(static_cast<std::size_t>(p_), 0);   // r_j - c_j, then what is left of it
-    m_.for_each([&](Rank i, Rank j, Bytes b) {
-      if (i == j) return;
-      msgs.push_back({i, j, b, 0});
-      e[i] += b;
-      e[j] -= b;
-    });
-    auto take = [&](Msg& x, Bytes b, Rank holder, Rank recv) {
-      add_seg({{x.src, x.dst, x.next, b}, holder, recv});
-      x.next += b;
-      e[x.src] -= b;
-      e[holder] += b;
-    };
-    for (Msg& x : msgs) {   // direct, in (src, dst) order
-      if (e[x.src] <= 0 || e[x.dst] >= 0) continue;
-      const Bytes b = static_cast<Bytes>(std::min<I128>({I128(x.size - x.next), e[x.src], -e[x.dst]}));
-      take(x, b, x.dst, x.dst);
-    }
-    Rank k = 0;   // next net receiver with room
-    for (Msg& x : msgs) {
-      while (e[x.src] > 0 && x.next < x.size) {
-        while (k < p_ && e[k] >= 0) ++k;
-        commfit_assert(k < p_, "relaxation", "surplus and deficit do not balance");
-        const Bytes b = static_cast<Bytes>(std::min<I128>({I128(x.size - x.next), e[x.src], -e[k]}));
-        take(x, b, k, x.dst);   // k == x.dst: delivered
-      }
-    }
-    for (Msg& x : msgs)
-      if (x.next < x.size) add_seg({{x.src, x.dst, x.next, x.size - x.next}, x.src, x.dst});
-    for (Rank j = 0; j < p_; ++j)
-      commfit_assert(beta_[j] == col_[j], "relaxation", "rank " + std::to_string(j) + " is not balanced");
-  }
-
-  // Step 2: hand equal send and receive assignments from ranks without enough slack to helpers.
-  bool open_space() {
-    const std::size_t cap_moves = 64 * static_cast<std::size_t>(p_) + 4 * segs_.size() + 64;
-    std::vector<Rank> helpers(static_cast<std::size_t>(p_));
-    for (std::size_t moves = 0;; ++moves) {
-      Rank j = -1;
-      I128 worst = 0;
-      for (Rank r = 0; r < p_; ++r)
-        if (const I128 s = slack(r); s < worst) {
-          worst = s;
-          j = r;
-        }
-      if (j < 0) return true;
-      if (moves > cap_moves) return false;
-      const I128 need = (-worst + I128(L_)) / I128(L_ + 1);   // ceil(-worst / (L + 1))
-      std::iota(helpers.begin(), helpers.end(), Rank{0});
-      std::vector<I128> sl(helpers.size());
-      for (Rank r = 0; r < p_; ++r) sl[r] = slack(r);
-      std::stable_sort(helpers.begin(), helpers.end(), [&](Rank a, Rank b) { return sl[a] > sl[b]; });
-      bool moved = false;
-      for (Rank h : helpers) {
-        if (h == j) continue;
-        const I128 by_slack = (sl[h] - I128(L_)) / I128(L_ + 1);
-        const I128 by_pre = I128(free_[h]) - I128(p_in_[h]);
-        if (by_slack <= 0) break;   // sorted by slack: no later helper has any
-        const I128 cap = std::min(by_slack, by_pre);
-        if (cap <= 0) continue;
-        if (move(j, h, static_cast<Bytes>(std::min(need, cap)))) {
-          moved = true;
-          break;
-        }
-      }
-      if (!moved) return false;
-    }
-  }
-
-  // Moves up to `x` bytes of j's main sends (one receiver group) and as many of its main receipts
-  // (one holder group) to helper h; false when nothing could move.
-  bool move(Rank j, Rank h, Bytes x) {
-    // Row group: a receiver rv != h of j, preferring one h already sends to, then the largest.
-    auto pick = [&](const std::map<Rank, Bytes>& groups, auto&& prefer, auto&& allowed) {
-      Rank best = -1;
-      bool best_pref = false;
-      Bytes best_bytes = 0;
-      for (const auto& [r, b] : groups) {
-        if (!allowed(r)) continue;
-        const bool pr = prefer(r);
-        if (best < 0 || pr > best_pref || (pr == best_pref && b > best_bytes)) {
-          best = r;
-          best_pref = pr;
-          best_bytes = b;
-        }
-      }
-      return best;
-    };
-    const Rank rv = pick(out_pair_[j], [&](Rank r) { return out_pair_[h].count(r) > 0; },
-                         [&](Rank r) { return r != h; });
-    const Rank hi = pick(in_pair_[j], [&](Rank i) { return out_pair_[i].count(h) > 0; },
-                         [&](Rank i) { return i != h; });
-    if (rv < 0 || hi < 0) return false;
-    // Row bytes may not include pieces destined to h (h would hold its own final data).
-    Bytes row = 0;
-    for (std::size_t k : pair_segs_[{j, rv}])
-      if (live(k, j, rv) && segs_[k].piece.dst != h) row += segs_[k].piece.bytes;
-    // Receive bytes may not include pieces from h (h would get its own data back to forward).
-    Bytes col = 0;
-    for (std::size_t k : pair_segs_[{hi, j}])
-      if (live(k, hi, j) && segs_[k].piece.src != h) col += segs_[k].piece.bytes;
-    x = std::min({x, row, col});
-    if (x == 0) return false;
-    Bytes left = x;
-    const std::vector<std::size_t> row_list = pair_segs_[{j, rv}];
-    for (std::size_t k : row_list) {
-      if (left == 0) break;
-      if (!live(k, j, rv) || segs_[k].piece.dst == h) continue;
-      const Bytes b = std::min(left, segs_[k].piece.bytes);
-      reroute(k, b, h, rv);
-      left -= b;
-    }
-    left = x;
-    const std::vector<std::size_t> col_list = pair_segs_[{hi, j}];
-    for (std::size_t k : col_list) {
-      if (left == 0) break;
-      if (!live(k, hi, j) || segs_[k].piece.src == h) continue;
-      const Bytes b = std::min(left, segs_[k].piece.bytes);
-      reroute(k, b, hi, h);   // hi -> h in the main phases, h -> dst in the post phase
-      left -= b;
-    }
-    commfit_assert(left == 0, "relaxation", "receive group smaller than its total");
-    return true;
-  }
+  Bytes cut(std::uint64_t t, Bytes b) const { return static_cast<Bytes>((I128(t) * b) / L_); }
 
   // Rule 5, exactly, on the transfers of s.
   bool keeps_memory_rule(const Schedule& s) const {
     const auto n = static_cast<std::size_t>(p_);
-    std::vector<std::vector<std::pair<Rank, Bytes>>> in(s.phases), out(s.phases);
     std::vector<I128> fr(n), recv(n), sent(n);
     for (std::size_t r = 0; r < n; ++r) fr[r] = free_[r];
     std::vector<std::size_t> idx(s.transfers.size());
     std::iota(idx.begin(), idx.end(), std::size_t{0});
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      return s.transfers[a].phase < s.transfers[b].phase;
-    });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return s.transfers[a].phase < s.transfers[b].phase; });
     std::size_t k = 0;
     for (Phase ph = 0; ph < s.phases; ++ph) {
       std::fill(recv.begin(), recv.end(), 0);
@@ -329,9 +288,9 @@ class Layout {
   const CommMatrix& m_;
   std::uint64_t L_;
   Rank p_;
-  std::vector<Bytes> free_, p_in_, p_out_, beta_, col_;
-  std::vector<std::map<Rank, Bytes>> out_pair_, in_pair_;   // holder -> (recv -> bytes), recv -> (holder -> bytes)
-  std::map<std::pair<Rank, Rank>, std::vector<std::size_t>> pair_segs_;
+  Bytes total_ = 0;
+  std::vector<Msg> msgs_;
+  std::vector<Bytes> r_, c_, free_, b_;
   std::vector<Seg> segs_;
 };
 
@@ -345,14 +304,29 @@ std::optional<Schedule> relaxation(const CommMatrix& m, const RelaxationOptions&
     if (L + 2 > (std::uint64_t{1} << 30))
       throw UsageError("strategy memory: relaxation would need more than 2^30 phases: give the ranks more free memory");
     Layout layout(m, L);
-    Schedule s;
-    Bytes parked = 0;
-    if (layout.build() && layout.schedule(s, parked)) {
-      if (stats) {
-        stats->main_phases = L;
-        stats->parked_bytes = parked;
+    // Rounding reserve: (L-1) bytes per main-phase peer; start from the out-degree and grow it to
+    // the peers the assignment really has, a few rounds.
+    std::vector<Bytes> sigma = layout.out_degree();
+    for (int round = 0; round < 6; ++round) {
+      if (!layout.volumes(sigma)) break;
+      Schedule s;
+      Bytes parked = 0;
+      if (!layout.assign()) break;
+      if (layout.schedule(s, parked)) {
+        if (stats) {
+          stats->main_phases = L;
+          stats->parked_bytes = parked;
+        }
+        return s;
       }
-      return s;
+      const std::vector<Bytes> got = layout.peers();
+      bool grew = false;
+      for (std::size_t j = 0; j < sigma.size(); ++j)
+        if (got[j] > sigma[j]) {
+          sigma[j] = got[j];
+          grew = true;
+        }
+      if (!grew) break;
     }
   }
   return std::nullopt;

@@ -1,33 +1,39 @@
 // relaxation: the continuous-relaxation schedule under per-rank memory limits
 // (Pinar-Hendrickson §3.1, "Continuous Relaxation"), rounded to integer bytes.
 //
-// Memory model of DESIGN.md rule 5 (see memory_bound.h); L = ceil(T/M). Every byte takes the route
+// Memory model of DESIGN.md rule 5 (see memory_bound.h); F_j free bytes, r_j / c_j network bytes
+// rank j sends / receives, T = sum r_j, M = sum F_j, L = ceil(T/M). Every byte takes the route
 //   src --pre--> holder --main--> receiver --post--> dst      (hops between equal ranks vanish)
-// in three stages:
-//  - pre-processing (one phase): receive assignments are rebalanced so that every rank sends, in
-//    the main phases, exactly as many bytes as it receives there. A rank that sends c_j - r_j < 0
-//    net ("net sender") ships its surplus r_j - c_j in this phase to net receivers (directly when
-//    it has a message for one, else parked there, to be sent on in the main phases); a net
-//    receiver takes in exactly c_j - r_j <= F_j (feasibility). Then, to open up space for the
-//    first main phase, a rank j whose free memory G_j after this phase is below its main volume
-//    per phase hands equal amounts of send and receive assignments to a helper h with spare
-//    memory: x of the data j holds is parked on h in this phase, and x of the data j would receive
-//    in the main phases is received by h instead and forwarded to j in the post phase;
-//  - L main phases: every (holder, receiver) stream is cut into L parts at floor(t*b/L); since
-//    every rank sends what it receives, its free memory is the same G_j at every main phase start;
-//  - post-processing (one phase): helpers forward what they received on others' behalf.
-// Rounding: with floor cuts a rank's receipts through main phase t are at most t*beta_j/L and its
-// sends before it at least (t-1)*beta_j/L - sigma_j (sigma_j = number of ranks it sends to in the
-// main phases), so the main phases keep rule 5 when L*(G_j - sigma_j) >= beta_j: the pre phase
-// establishes exactly this "slack" for every rank. When the greedy construction cannot (integer
-// effects: free memory comparable to message counts, see docs/MEMORY.md), it retries with one more
-// main phase, up to max_extra_phases times, and then gives up (returns no schedule): the caller
-// decides (strategy memory falls back to parking and says so in the manifest).
+// with one pre-processing phase, L main phases and one post-processing phase. The paper's two
+// pre-processing steps (equalise every rank's incoming and outgoing volume; reassign equal send and
+// receive amounts to open up space for the first phase) are merged into one choice of numbers, as
+// the paper suggests ("send and receive operations can cancel each other"):
+//  - every rank j gets a main-phase volume b_j (sum b_j = T) that it both sends and receives in
+//    the main phases, so its free memory G_j = F_j + r_j - b_j is the same at every main phase
+//    start. It holds min(r_j, b_j) of its own outgoing bytes for the main phases; a donor
+//    (r_j > b_j) parks the rest in the pre phase on takers (b_k > r_k), directly on the destination
+//    where it has a message for it. It receives min(c_j, b_j) of its own incoming bytes in the main
+//    phases (the pre-delivered ones among them); the rest are received by proxies (b_k > c_k),
+//    preferably the holder itself, and forwarded in the post phase.
+//  - pre phase: j receives max(0, b_j - r_j) <= F_j; main phases: j receives b_j / L per phase
+//    <= G_j; post phase: j receives max(0, c_j - b_j) <= G_j, which is c_j <= F_j + r_j
+//    (feasibility). So the schedule keeps rule 5 iff (L+1) b_j <= L (F_j + r_j), and such b_j
+//    with sum T exist iff L M >= T: the paper's ceil(T/M) + 2 phases for the continuous problem.
+//  - rounding: each (holder, receiver) stream is cut into L parts at floor(t*v/L); a rank's
+//    receipts through main phase t are at most t b_j / L and its sends before it at least
+//    (t-1) b_j / L - sigma_j (sigma_j = its main-phase peers), so b_j is capped at
+//    floor((L (F_j + r_j) - (L-1) sigma_j) / (L+1)), and these add up to T when
+//    L M - T >= (L-1) sum_j sigma_j + p (L+1). sigma_j starts at j's out-degree and grows to the
+//    peers the assignment really gives it (a few rounds). The construction makes at most about
+//    2E + 7p streams (E messages), so the premise stated and asserted in docs/MEMORY.md and
+//    tests/test_memory.cpp is L M - T >= (L+1)(2E + 8p). Otherwise L may grow by one, up to
+//    max_extra_phases times, and then no schedule is returned: the caller decides (strategy
+//    memory falls back to parking and says so).
 //
 // Needs: feasible limits (memory_feasibility(m) empty). Guarantees: a schedule that keeps rule 5
 // in every phase (checked here by an exact simulation before it is returned), every byte delivered
 // once, forwarded bytes only in strictly later phases; empty phases removed; at most
-// L + 2 + (extra main phases) phases. Local copies in phase 0. Deterministic.
+// L + 2 phases for the L it reports. Local copies in phase 0. Deterministic.
 #pragma once
 
 #include "ir/schedule.h"
