@@ -2,7 +2,8 @@
 // that uses it (gen_uniform's d partners each way: test_decompose.cpp; the Ranka-Wang sets'
 // phase counts: test_ranka_wang.cpp; hot-spots, sample sort and MoE shapes: test_two_stage.cpp):
 // stencils' neighbour counts and piece sizes, the Transportation (k, l) split, Bader-Helman-JaJa
-// eq. (7), and `commfit gen` itself (every kind, seeds, errors).
+// eq. (7), sample sort's bucket balance, MoE's routing, and `commfit gen` itself (every kind,
+// seeds, errors).
 #include "ir/comm_matrix.h"
 #include "ir/matrix_io.h"
 #include "workloads/skewed.h"
@@ -200,6 +201,31 @@ TEST_CASE("gen_moe_dispatch: top-1 routing sends every token once; uniform popul
   });
   for (Bytes b : row) CHECK(b == 400 * 10);
   for (Bytes b : col) CHECK((b > 400 * 10 / 2 && b < 400 * 10 * 2));   // about n/p each without skew
+}
+
+TEST_CASE("gen_sample_sort_skewed: splitters from a regular sample balance unskewed keys; skew fills one bucket") {
+  // Every rank sends all its records (row sums), unskewed keys land within a factor of two of
+  // n/p per bucket, and Zipf keys with s = 1.5 put far more than n/p into one bucket.
+  const Rank p = 16;
+  const std::int64_t keys = 2000;
+  for (double s : {0.0, 1.5}) {
+    CAPTURE(s);
+    const CommMatrix m = gen_sample_sort_skewed(p, keys, 4, s, 64, 11);
+    std::vector<Bytes> row(p, 0), col(p, 0);
+    m.for_each([&](Rank i, Rank j, Bytes b) {
+      row[i] += b;
+      col[j] += b;
+    });
+    for (Bytes b : row) CHECK(b == static_cast<Bytes>(keys) * 4);
+    const Bytes mean = static_cast<Bytes>(keys) * 4;   // n/p records per bucket on average
+    const Bytes top = *std::max_element(col.begin(), col.end());
+    if (s == 0.0) {
+      CHECK(top <= 2 * mean);
+      CHECK(*std::min_element(col.begin(), col.end()) >= mean / 2);
+    } else {
+      CHECK(top > 3 * mean);
+    }
+  }
 }
 
 // `commfit gen` end to end.
