@@ -44,11 +44,14 @@ std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo) {
 
 namespace {
 
-// Per phase, the bytes on the most loaded link (messages = per-pair totals of the send steps).
-std::vector<Bytes> phase_max_link(const Plan& plan, const Topology& topo) {
-  std::vector<Bytes> out(plan.manifest.phases, 0);
-  if (topo.kind() == Topology::Kind::full) return out;
-  struct Msg { Phase phase; Rank from, to; Bytes bytes; };
+struct Msg {
+  Phase phase;
+  Rank from, to;
+  Bytes bytes;
+};
+
+// The messages of a plan (per-pair totals of the send steps of one phase), in phase order.
+std::vector<Msg> plan_messages(const Plan& plan) {
   std::vector<Msg> msgs;
   for (const RankSchedule& r : plan.ranks)
     for (const Step& s : r.steps) {
@@ -56,18 +59,37 @@ std::vector<Bytes> phase_max_link(const Plan& plan, const Topology& topo) {
       if (!msgs.empty() && msgs.back().phase == s.phase && msgs.back().from == r.rank && msgs.back().to == s.peer) msgs.back().bytes += s.bytes;
       else msgs.push_back({s.phase, r.rank, s.peer, s.bytes});
     }
-  std::sort(msgs.begin(), msgs.end(), [](const Msg& a, const Msg& b) { return a.phase < b.phase; });
+  std::stable_sort(msgs.begin(), msgs.end(), [](const Msg& a, const Msg& b) { return a.phase < b.phase; });
+  return msgs;
+}
+
+// Per message (in plan_messages order), the bytes on the most loaded link of its route in its
+// phase; per phase, the most loaded link. Both empty for the full crossbar.
+struct LinkShare {
+  std::vector<Bytes> message, phase;
+};
+
+LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topology& topo) {
+  LinkShare out;
+  if (topo.kind() == Topology::Kind::full) return out;
+  out.phase.assign(plan.manifest.phases, 0);
+  out.message.assign(msgs.size(), 0);
   std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
   std::vector<std::int64_t> links, touched;
   for (std::size_t k = 0; k < msgs.size();) {
     const Phase phase = msgs[k].phase;
+    const std::size_t begin = k;
     for (; k < msgs.size() && msgs[k].phase == phase; ++k) {
       topo.route(msgs[k].from, msgs[k].to, links);
       for (std::int64_t l : links) {
         if (load[static_cast<std::size_t>(l)] == 0) touched.push_back(l);
         load[static_cast<std::size_t>(l)] += msgs[k].bytes;
-        out[phase] = std::max(out[phase], load[static_cast<std::size_t>(l)]);
+        out.phase[phase] = std::max(out.phase[phase], load[static_cast<std::size_t>(l)]);
       }
+    }
+    for (std::size_t i = begin; i < k; ++i) {
+      topo.route(msgs[i].from, msgs[i].to, links);
+      for (std::int64_t l : links) out.message[i] = std::max(out.message[i], load[static_cast<std::size_t>(l)]);
     }
     for (std::int64_t l : touched) load[static_cast<std::size_t>(l)] = 0;
     touched.clear();
@@ -79,11 +101,33 @@ std::vector<Bytes> phase_max_link(const Plan& plan, const Topology& topo) {
 
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
   const std::vector<Bytes> message = phase_max_message(plan);
-  const std::vector<Bytes> link = phase_max_link(plan, topo);
+  const LinkShare link = link_share(plan, plan_messages(plan), topo);
   double total = 0;
   for (std::size_t k = 0; k < message.size(); ++k)
-    if (message[k] > 0) total += c.tau_s + static_cast<double>(std::max(message[k], link[k])) / c.bandwidth_Bps;
+    if (message[k] > 0) total += c.tau_s + static_cast<double>(std::max(message[k], link.phase.empty() ? 0 : link.phase[k])) / c.bandwidth_Bps;
   return total;
+}
+
+double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
+  const std::vector<Msg> msgs = plan_messages(plan);
+  const LinkShare link = link_share(plan, msgs, topo);
+  std::vector<double> ready(plan.ranks.size(), 0.0), finish(plan.ranks.size(), 0.0);
+  for (std::size_t k = 0; k < msgs.size();) {
+    // Every message of the phase starts from its ends' finish times of the phases before.
+    const std::size_t begin = k;
+    for (; k < msgs.size() && msgs[k].phase == msgs[begin].phase; ++k) {
+      const Msg& m = msgs[k];
+      const Bytes b = link.message.empty() ? m.bytes : std::max(m.bytes, link.message[k]);
+      const double end = std::max(ready[m.from], ready[m.to]) + c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+      finish[m.from] = std::max(finish[m.from], end);
+      finish[m.to] = std::max(finish[m.to], end);
+    }
+    for (std::size_t i = begin; i < k; ++i) {
+      ready[msgs[i].from] = finish[msgs[i].from];
+      ready[msgs[i].to] = finish[msgs[i].to];
+    }
+  }
+  return ready.empty() ? 0.0 : *std::max_element(ready.begin(), ready.end());
 }
 
 double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {

@@ -31,6 +31,15 @@ std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo);
 // tau + mu * max(largest message, most loaded link of the phase).
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
 
+// Loosely synchronous (no barrier between phases; the critical path): every rank runs its
+// phases in order and starts phase k when it has finished its own messages of phase k - 1; a
+// message u -> v of phase k starts when both u and v have, and lasts tau + mu * b (b: its bytes,
+// or with a topology the bytes on the most loaded link of its route in that phase, as in the
+// synchronous estimate). Like the synchronous model a rank's messages of one phase overlap, so
+// the result is at most synchronous_estimate_s; for a plan with one message per port per phase
+// (direct) it is at least the busiest port's messages x tau + bytes x mu.
+double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
+
 // Posting everything at once (AC, Ranka-Wang §3): each rank pays tau per message and mu per byte
 // through its injection port (sends) and, independently, its ejection port (receives); the
 // exchange ends with the busiest port: max over ranks of max(f_r tau + r_r mu, g_r tau + c_r mu).
