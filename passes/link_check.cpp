@@ -144,7 +144,23 @@ Schedule link_check(const Schedule& s, const Topology& topo, LinkCheckReport* re
       out.transfers.push_back(x);
     }
   canonicalize(out);
-  if (report) *report = {s.phases, out.phases, static_cast<std::int64_t>(evicted.size()), moved};
+  if (report) {
+    *report = {s.phases, out.phases, static_cast<std::int64_t>(evicted.size()), moved, 0};
+    // Distinct (from, to) pairs per sender, receiver and directed link.
+    std::vector<std::pair<Rank, Rank>> pairs;
+    pairs.reserve(units.size());
+    for (const Unit& u : units) pairs.emplace_back(u.from, u.to);
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::vector<std::int64_t> per_link(static_cast<std::size_t>(topo.link_count()), 0), out_n(ranks_n, 0), in_n(ranks_n, 0);
+    std::int64_t floor = 0;
+    for (const auto& [from, to] : pairs) {
+      floor = std::max({floor, ++out_n[from], ++in_n[to]});
+      topo.route(from, to, route);
+      for (std::int64_t l : route) floor = std::max(floor, ++per_link[static_cast<std::size_t>(l)]);
+    }
+    report->phase_lower_bound = static_cast<Phase>(floor);
+  }
   return out;
 }
 

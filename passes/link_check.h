@@ -24,6 +24,10 @@ struct LinkCheckReport {
   Phase phases_out = 0;          // phases_out - phases_in is the increase the link rule costs
   std::int64_t conflicts = 0;    // transfers evicted from their phase
   std::int64_t moved_to_existing = 0;   // of those, placed in another existing phase
+  // A floor on the phases of any link-disjoint schedule of the same messages: the most
+  // (from, to) pairs that one rank sends to or receives from, or that one directed link carries
+  // (each needs a phase of its own). phases_out / phase_lower_bound is the repair's real cost.
+  Phase phase_lower_bound = 0;
 };
 
 Schedule link_check(const Schedule& s, const Topology& topo, LinkCheckReport* report = nullptr);

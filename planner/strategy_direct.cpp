@@ -70,6 +70,7 @@ Schedule repair_links(const Schedule& s, const PlanOptions& o, PassRunner& passe
   passes.rules.contention = Contention::link;
   Schedule fixed = passes.run("link-check", [&] { return link_check(s, o.topology, &report); });
   out.options["link_check_added_phases"] = static_cast<std::int64_t>(report.phases_out) - static_cast<std::int64_t>(report.phases_in);
+  out.options["link_phase_lower_bound"] = report.phase_lower_bound;
   return fixed;
 }
 

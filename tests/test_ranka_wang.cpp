@@ -280,7 +280,7 @@ TEST_CASE("link_check: the optimal decomposition made link-disjoint, and what it
   std::printf("link_check on decompose_optimal, p = 64 (phases: h -> after link check)\n");
   for (const char* spec : kTopologies) {
     const Topology topo = Topology::parse(spec);
-    std::int64_t before = 0, after = 0, conflicts = 0;
+    std::int64_t before = 0, after = 0, conflicts = 0, floor = 0;
     for (const Case& c : cases()) {
       CAPTURE(spec);
       CAPTURE(c.name);
@@ -292,6 +292,8 @@ TEST_CASE("link_check: the optimal decomposition made link-disjoint, and what it
       CHECK(r.phases_in == static_cast<Phase>(traffic_stats(c.m).h));
       CHECK(r.phases_out == s.phases);
       CHECK(s.phases >= opt.phases);
+      CHECK(r.phase_lower_bound >= r.phases_in);
+      CHECK(s.phases >= r.phase_lower_bound);
       if (r.conflicts == 0) CHECK(same(s, opt));
       if (topo.kind() == Topology::Kind::full) CHECK(r.conflicts == 0);
       // Kept transfers keep their phase: only evicted ones move.
@@ -306,10 +308,12 @@ TEST_CASE("link_check: the optimal decomposition made link-disjoint, and what it
       before += r.phases_in;
       after += r.phases_out;
       conflicts += r.conflicts;
+      floor += r.phase_lower_bound;
     }
-    std::printf("  %-30s phases %5lld -> %5lld (+%.1f%%), %lld transfers moved\n", spec, static_cast<long long>(before),
-                static_cast<long long>(after), 100.0 * static_cast<double>(after - before) / static_cast<double>(before),
-                static_cast<long long>(conflicts));
+    std::printf("  %-30s phases %5lld -> %5lld (+%.1f%% over h), link-aware floor %5lld (+%.1f%% over it), %lld transfers moved\n", spec,
+                static_cast<long long>(before), static_cast<long long>(after),
+                100.0 * static_cast<double>(after - before) / static_cast<double>(before), static_cast<long long>(floor),
+                100.0 * static_cast<double>(after - floor) / static_cast<double>(floor), static_cast<long long>(conflicts));
   }
   // RS_N's schedule, repaired the same way.
   const Topology cube = Topology::parse("hypercube:6");
