@@ -168,3 +168,32 @@ TEST_CASE("shave_never_raises_cost_and_every_result_verifies") {
     }
   }
 }
+
+TEST_CASE("quantised_estimate_over_LB_on_the_issue_sets_at_p_256") {
+  // docs/PERFORMANCE.md "Schedule quality": the median over seeds must stay within 1.05 LB on the
+  // skewed sets (lognormal sizes, hot receiver); Ranka-Wang's non-uniform set is the known gap
+  // (1.12 measured), guarded here at 1.2 against regressions.
+  struct Set {
+    const char* name;
+    CommMatrix (*make)(std::uint64_t);
+    double median_bound;
+  };
+  const Set sets[] = {
+      {"lognormal", [](std::uint64_t s) { return gen_lognormal(256, 16.0 / 256, 4096, 2.0, s); }, 1.05},
+      {"hot receiver", [](std::uint64_t s) { return gen_hot_receiver(256, 0, 1 << 16, 0.01, s); }, 1.05},
+      {"nonuniform", [](std::uint64_t s) { return gen_nonuniform(256, 16, 256, s); }, 1.2},
+  };
+  for (const Set& set : sets) {
+    std::vector<double> ratio;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      PlanOptions o;
+      o.algorithm = "quantised";
+      const Plan plan = make_plan(set.make(seed), o);
+      ratio.push_back(plan.manifest.cost.estimate_s / plan.manifest.cost.lower_bound_s);
+      CHECK(ratio.back() <= 2.0);
+    }
+    std::sort(ratio.begin(), ratio.end());
+    INFO(set.name << ": median estimate/LB " << ratio[1]);
+    CHECK(ratio[1] <= set.median_bound);
+  }
+}
