@@ -101,7 +101,7 @@ LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topol
 
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
   const std::vector<Bytes> message = phase_max_message(plan);
-  const LinkShare link = link_share(plan, plan_messages(plan), topo);
+  const LinkShare link = topo.kind() == Topology::Kind::full ? LinkShare{} : link_share(plan, plan_messages(plan), topo);
   double total = 0;
   for (std::size_t k = 0; k < message.size(); ++k)
     if (message[k] > 0) total += c.tau_s + static_cast<double>(std::max(message[k], link.phase.empty() ? 0 : link.phase[k])) / c.bandwidth_Bps;
