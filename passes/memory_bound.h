@@ -17,6 +17,10 @@
 //                         (K-1) M bytes in total. This is what makes Figure 3 need 3 phases, not
 //                         ceil(200/102) = 2. (The same bound follows from the time-reversed
 //                         schedule, whose free memory is F_j + r_j - c_j: reversal adds nothing.)
+//   3                     when the bounds above give 2 but no two-phase schedule exists: a
+//                         maximum-flow test of a relaxation of the two-phase problem (phase 0
+//                         moves only original data; each rank's phase-1 receipts fit its free
+//                         memory then), see two_phases_possible in memory_bound.cpp.
 // A per-rank bound ceil(c_j / F_j) is NOT valid: a rank's free memory grows as it sends.
 #pragma once
 
@@ -32,6 +36,7 @@ struct MemoryBound {
   Bytes deficit = 0;        // D: sum over ranks of max(0, c_j - F_j)
   std::uint64_t volume_bound = 0;      // ceil(T / M)
   std::uint64_t last_phase_bound = 0;  // 1 + ceil(D / M), 0 when D == 0
+  std::uint64_t two_phase_bound = 0;   // 3 when two phases are ruled out by the flow test, else 0
   std::uint64_t phases = 0;            // the largest of the bounds above (and 1 when T > 0)
 };
 

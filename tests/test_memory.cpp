@@ -63,6 +63,30 @@ TEST_CASE("memory_figure3_parking_3_phases_without_100") {
   CHECK(lb.phases == 3);
 }
 
+TEST_CASE("memory_two_phase_flow_bound") {
+  // Figure 3 plus a pair 3 -> 2 of 150 bytes: T = 350, M = 1 + 1 + 200 + 50 = 251, ceil(T/M) = 2,
+  // D = 198, 1 + ceil(D/M) = 2. But ranks 0 and 1 must each move 99 bytes away in phase 0, and
+  // only 100 bytes of parking exist: rank 2 must keep room for the 150 it receives (at most 50
+  // parked there), rank 3 has 50 free. So no 2-phase schedule: the bound is 3, parking meets it.
+  const CommMatrix m = with_memory(make_matrix(4, {{0, 1, 100}, {1, 0, 100}, {3, 2, 150}}), {1, 1, 200, 50});
+  const MemoryBound lb = memory_lower_bound(m);
+  CHECK(lb.volume_bound == 2);
+  CHECK(lb.last_phase_bound == 2);
+  CHECK(lb.two_phase_bound == 3);
+  CHECK(lb.phases == 3);
+  const Schedule s = park(m, {});
+  CHECK(check(s, m).empty());
+  CHECK(s.phases == 3);
+  // With 100 more bytes free on rank 2 (150 of them for parking) two phases are possible.
+  const CommMatrix roomy = with_memory(m, {1, 1, 300, 50});
+  const MemoryBound lb2 = memory_lower_bound(roomy);
+  CHECK(lb2.two_phase_bound == 0);
+  CHECK(lb2.phases == 2);
+  const Schedule s2 = park(roomy, {});
+  CHECK(check(s2, roomy).empty());
+  CHECK(s2.phases == 2);
+}
+
 TEST_CASE("memory_figure3_relaxation_within_L_plus_2") {
   // In units of 1 MiB (the paper's units are abstract; its relaxation is continuous): L = 2 main
   // phases between the pre and post phases.
@@ -185,7 +209,7 @@ bool rounding_premise(const CommMatrix& m, const MemoryBound& lb) {
 TEST_CASE("memory_property_bounds") {
   int relax_assumed_all = 0, cases_all = 0;
   for (Bytes unit : {Bytes{1}, Bytes{1} << 12, Bytes{1} << 16}) {
-    int n = 0, park_assumed = 0, relax_assumed = 0, relax_fitted = 0, relax_within = 0, relax_at_L = 0;
+    int n = 0, park_assumed = 0, relax_assumed = 0, relax_fitted = 0, relax_within = 0, relax_at_L = 0, flow_bound = 0;
     for (const PropertyCase& c : property_cases(unit)) {
       CAPTURE(c.name);
       CAPTURE(unit);
@@ -194,6 +218,7 @@ TEST_CASE("memory_property_bounds") {
       if (lb.total == 0) continue;
       ++n;
       const auto L = lb.volume_bound;
+      flow_bound += lb.two_phase_bound > 0;
       ParkStats ps;
       const Schedule a = park(c.m, {}, &ps);
       const auto pa = check(a, c.m);
@@ -224,7 +249,8 @@ TEST_CASE("memory_property_bounds") {
     }
     MESSAGE("unit " << unit << ": " << n << " cases; parking's assumption held in " << park_assumed
                     << "; relaxation fitted in " << relax_fitted << ", with L = ceil(T/M) in " << relax_at_L
-                    << ", within ceil(T/M)+2 in " << relax_within << ", rounding premise held in " << relax_assumed);
+                    << ", within ceil(T/M)+2 in " << relax_within << ", rounding premise held in " << relax_assumed
+                    << "; two phases ruled out by the flow test in " << flow_bound);
     CHECK(park_assumed > n / 2);
     relax_assumed_all += relax_assumed;
     cases_all += n;
