@@ -20,5 +20,6 @@ void add_convert_command(CLI::App& app, Runner& run);
 void add_compare_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);
 void add_extract_command(CLI::App& app, Runner& run);
+void add_report_command(CLI::App& app, Runner& run);
 
 }  // namespace commfit

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, run);
   add_gen_command(app, run);
   add_extract_command(app, run);
+  add_report_command(app, run);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,191 @@
+// `commfit report`: the analysis of a plan and the HTML page (backends/report.h). The charts are
+// drawn in backends/report_page.cpp.
+#include "backends/report.h"
+
+#include "backends/interrupt.h"
+#include "backends/report_page.h"
+#include "ir/cost_model.h"
+#include "ir/error.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace commfit {
+namespace {
+
+using nlohmann::ordered_json;
+
+// options.candidates of an auto plan (planner/candidates.cpp, comparison_json): an array of
+// {"name", "skipped"} or {"name", "phases", "max_message", "estimate_s"}; options.chosen names one.
+std::vector<ReportCandidate> read_candidates(const Manifest& mf, const std::string& file) {
+  std::vector<ReportCandidate> out;
+  const auto it = mf.options.find("candidates");
+  if (it == mf.options.end()) return out;
+  if (!it->is_array()) throw InputError(file, "/options/candidates", "expected an array of candidate rows");
+  if (it->size() > 1000) throw InputError(file, "/options/candidates", "more than 1000 candidate rows");
+  std::string chosen;
+  if (auto c = mf.options.find("chosen"); c != mf.options.end() && c->is_string()) chosen = c->get<std::string>();
+  std::size_t k = 0;
+  for (const ordered_json& row : *it) {
+    const std::string at = "/options/candidates/" + std::to_string(k++);
+    if (!row.is_object()) throw InputError(file, at, "expected an object");
+    ReportCandidate c;
+    const auto name = row.find("name");
+    if (name == row.end() || !name->is_string()) throw InputError(file, at + "/name", "expected a string");
+    c.name = name->get<std::string>();
+    if (const auto s = row.find("skipped"); s != row.end()) {
+      if (!s->is_string()) throw InputError(file, at + "/skipped", "expected a string");
+      c.skipped = s->get<std::string>();
+    } else {
+      const auto phases = row.find("phases"), max_message = row.find("max_message"), estimate = row.find("estimate_s");
+      if (phases == row.end() || !phases->is_number_unsigned() || phases->get<std::uint64_t>() > 0xffffffffu)
+        throw InputError(file, at + "/phases", "expected a phase count");
+      if (max_message == row.end() || !max_message->is_number_unsigned()) throw InputError(file, at + "/max_message", "expected a byte count");
+      if (estimate == row.end() || !estimate->is_number() || !(estimate->get<double>() >= 0))
+        throw InputError(file, at + "/estimate_s", "expected a non-negative number of seconds");
+      c.phases = phases->get<Phase>();
+      c.max_message = max_message->get<Bytes>();
+      c.estimate_s = estimate->get<double>();
+    }
+    c.chosen = !chosen.empty() && c.name == chosen;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The machine: --topology, else the plan's recorded options.topology, else none (full).
+std::optional<Topology> report_topology(const Manifest& mf, const ReportInput& in) {
+  if (in.topology) {
+    in.topology->check_ranks(mf.ranks);
+    return in.topology->kind() == Topology::Kind::full ? std::nullopt : in.topology;
+  }
+  const auto it = mf.options.find("topology");
+  if (it == mf.options.end()) return std::nullopt;
+  if (!it->is_string()) throw InputError(in.manifest_file, "/options/topology", "expected a topology spec string");
+  try {
+    Topology t = Topology::parse(it->get<std::string>());
+    t.check_ranks(mf.ranks);
+    return t.kind() == Topology::Kind::full ? std::nullopt : std::optional<Topology>(t);
+  } catch (const UsageError& e) {
+    throw InputError(in.manifest_file, "/options/topology", e.what());
+  }
+}
+
+ReportData analyse(const Plan& plan, const ReportInput& in) {
+  ReportData d;
+  const Manifest& mf = plan.manifest;
+  d.plan_name = in.plan_name;
+  d.manifest = &mf;
+  d.p = mf.ranks;
+  d.phases = mf.phases;
+  d.candidates = read_candidates(mf, in.manifest_file);
+  d.topology = report_topology(mf, in);
+
+  // The matrix: row r is rank r's sends (self included); it must give the plan's fingerprint.
+  std::vector<Message> messages;
+  for (const RankSchedule& r : plan.ranks)
+    for (const PeerBytes& s : r.sends) messages.push_back({r.rank, s.peer, s.bytes});
+  d.matrix = make_matrix(d.p, std::move(messages));
+  if (matrix_fingerprint(d.matrix) != mf.matrix_fingerprint)
+    throw InputError(in.manifest_file, "/matrix_fingerprint", "the rank files' sends do not give this fingerprint: the plan was edited");
+  d.stats = traffic_stats(d.matrix);
+
+  // Per phase and per (rank, phase): the network messages (all pieces to one peer in one phase).
+  const std::size_t P = d.phases;
+  d.phase_bytes.assign(P, 0);
+  d.phase_senders.assign(P, 0);
+  d.phase_pieces.assign(P, 0);
+  d.phase_max_message = phase_max_message(plan);
+  d.phase_max_link.assign(P, 0);
+  for (const RankSchedule& r : plan.ranks) {
+    const Step* prev = nullptr;
+    for (const Step& s : r.steps) {
+      if (s.op != Op::send) continue;
+      ++d.phase_pieces[s.phase];
+      d.phase_bytes[s.phase] += s.bytes;
+      if (prev && prev->phase == s.phase && prev->peer == s.peer) {
+        d.sends.back().bytes += s.bytes;
+        d.messages.back().bytes += s.bytes;   // another piece of the same message
+      } else {
+        if (d.sends.empty() || d.sends.back().rank != r.rank || d.sends.back().phase != s.phase) {
+          d.sends.push_back({r.rank, s.phase, 0, 0, 0});
+          ++d.phase_senders[s.phase];
+        }
+        d.sends.back().bytes += s.bytes;
+        ++d.sends.back().messages;
+        d.messages.push_back({s.phase, r.rank, s.peer, s.bytes});
+      }
+      prev = &s;
+    }
+  }
+  // Each (rank, phase)'s largest message; both lists are in (rank, phase) order.
+  for (std::size_t si = 0, k = 0; k < d.messages.size(); ++k) {
+    const ReportMessage& msg = d.messages[k];
+    while (!(d.sends[si].rank == msg.from && d.sends[si].phase == msg.phase)) ++si;
+    d.sends[si].max_message = std::max(d.sends[si].max_message, msg.bytes);
+  }
+
+  if (d.topology) {
+    d.link_loads = link_loads(d.matrix, *d.topology);
+    std::vector<ReportMessage> by_phase = d.messages;
+    std::stable_sort(by_phase.begin(), by_phase.end(), [](const ReportMessage& a, const ReportMessage& b) { return a.phase < b.phase; });
+    std::vector<Bytes> load(d.link_loads.size(), 0);
+    std::vector<std::int64_t> touched, links;
+    for (std::size_t k = 0; k < by_phase.size();) {
+      const Phase ph = by_phase[k].phase;
+      for (; k < by_phase.size() && by_phase[k].phase == ph; ++k) {
+        d.topology->route(by_phase[k].from, by_phase[k].to, links);
+        for (std::int64_t l : links) {
+          if (load[l] == 0) touched.push_back(l);
+          load[l] += by_phase[k].bytes;
+          d.phase_max_link[ph] = std::max(d.phase_max_link[ph], load[l]);
+        }
+      }
+      for (std::int64_t l : touched) load[l] = 0;
+      touched.clear();
+    }
+  }
+  // The cost model's time of each phase (ir/cost_model.h): tau + mu * max(largest message,
+  // busiest link); phases without network traffic take no time.
+  const double tau = mf.cost.tau_s, mu = 1.0 / mf.cost.bandwidth_Bps;
+  d.phase_seconds.assign(P, 0);
+  for (std::size_t k = 0; k < P; ++k)
+    if (d.phase_pieces[k] > 0) d.phase_seconds[k] = tau + mu * static_cast<double>(std::max(d.phase_max_message[k], d.phase_max_link[k]));
+  return d;
+}
+
+}  // namespace
+
+std::string report_html(const Plan& plan, const ReportInput& in) {
+  const ReportData d = analyse(plan, in);
+  return render_report(d);
+}
+
+void write_file_atomic(const std::string& text, const std::filesystem::path& file) {
+  const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial file
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) throw UsageError("cannot create " + tmp.string());
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      out.flush();
+      if (!out) {
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+        throw UsageError("cannot write " + tmp.string());
+      }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+      std::filesystem::remove(tmp, ec);
+      throw UsageError("cannot rename " + tmp.string() + " to " + file.string() + ": " + ec.message());
+    }
+  }
+}
+
+}  // namespace commfit

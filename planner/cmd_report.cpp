@@ -1,0 +1,51 @@
+// commfit report PLAN [-o FILE.html] [--topology SPEC]: one self-contained HTML page about a plan
+// (backends/report.h, docs/REPORT.md): the matrix as a heatmap, the phases as a Gantt chart,
+// per-phase utilisation, link loads, the cost table. The plan is read by the strict readers; a bad
+// plan exits 2 with one line and writes nothing. The page is written atomically.
+#include "backends/plan_binary.h"
+#include "backends/plan_dir.h"
+#include "backends/report.h"
+#include "ir/error.h"
+#include "planner/commands.h"
+
+#include <cstdio>
+#include <memory>
+
+namespace commfit {
+namespace {
+
+struct ReportCommand {
+  std::string plan;
+  std::string output;
+  std::string topology;
+  bool quiet = false;
+};
+
+int run_report(const ReportCommand& c) {
+  const bool binary = is_plan_binary(c.plan);
+  const Plan plan = binary ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
+  ReportInput in;
+  in.plan_name = std::filesystem::path(c.plan).lexically_normal().filename().string();
+  if (in.plan_name.empty()) in.plan_name = std::filesystem::path(c.plan).lexically_normal().parent_path().filename().string();
+  in.manifest_file = binary ? c.plan : (std::filesystem::path(c.plan) / "manifest.json").string();
+  if (!c.topology.empty()) in.topology = Topology::parse(c.topology);
+  const std::string html = report_html(plan, in);
+  const std::string out = c.output.empty() ? std::filesystem::path(in.plan_name).stem().string() + ".html" : c.output;
+  write_file_atomic(html, out);
+  if (!c.quiet) std::printf("commfit: wrote %s (%zu bytes)\n", out.c_str(), html.size());
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Runner& run) {
+  auto c = std::make_shared<ReportCommand>();
+  CLI::App* sub = app.add_subcommand("report", "Write a self-contained HTML page about a plan: heatmap, Gantt chart, utilisation, link loads, costs");
+  sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
+  sub->add_option("-o,--output", c->output, "HTML file to write (default: <plan stem>.html)");
+  sub->add_option("--topology", c->topology, "Machine for the link loads (default: the plan's own): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:...");
+  sub->add_flag("-q,--quiet", c->quiet, "Print nothing on success");
+  sub->callback([c, &run] { run = [c] { return run_report(*c); }; });
+}
+
+}  // namespace commfit
