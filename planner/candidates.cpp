@@ -48,6 +48,7 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
     CandidateRow& row = c.rows[k];
     if (!row.skipped.empty()) continue;
     const auto start = std::chrono::steady_clock::now();
+    if (base.progress) row.options.progress = [&base, &row](const std::string& pass) { base.progress(row.name + ": " + pass); };
     try {
       Plan plan = make_plan(m, row.options);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,8 +8,12 @@
 #include "planner/passes.h"
 #include "planner/pipeline.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <optional>
 #include <memory>
@@ -56,6 +60,35 @@ std::vector<Bytes> read_memory_file(const std::string& path) {
   return out;
 }
 
+// Progress for long plans: at least this many messages (COMMFIT_PROGRESS_MESSAGES overrides it,
+// for tests), stderr a terminal, and no --quiet. One line, rewritten in place, erased at the end.
+constexpr std::int64_t kProgressMessages = 1000000;
+
+class Progress {
+ public:
+  Progress(const PlanCommand& c, std::int64_t messages) {
+    std::int64_t threshold = kProgressMessages;
+    if (const char* env = std::getenv("COMMFIT_PROGRESS_MESSAGES")) threshold = std::strtoll(env, nullptr, 10);
+    on_ = !c.quiet && messages >= threshold && ::isatty(STDERR_FILENO);
+  }
+  ~Progress() {
+    if (shown_) std::fputs("\r\x1b[K", stderr);
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  bool on() const { return on_; }
+  void show(const std::string& what) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "\r\x1b[Kcommfit: %6.1f s  %s", s, what.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+ private:
+  bool on_ = false, shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 int run_plan(const PlanCommand& c) {
   MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
@@ -70,10 +103,14 @@ int run_plan(const PlanCommand& c) {
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   PlanReport report;
+  std::optional<Progress> progress(std::in_place, c, in.matrix.nnz());
+  if (progress->on()) o.progress = [&progress](const std::string& pass) { progress->show("pass " + pass); };
   const Plan plan = make_plan(in.matrix, o, &report);
+  if (progress->on()) progress->show("writing " + out);
   // -o NAME.cfp writes the single-file binary form; anything else a plan directory.
   if (std::filesystem::path(out).extension() == ".cfp") write_plan_binary(plan, out);
   else write_plan_dir(plan, out);
+  progress.reset();   // erase the progress line before the summary
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
   if (!c.quiet) {

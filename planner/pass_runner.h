@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <type_traits>
 
 namespace commfit {
@@ -20,9 +22,12 @@ class PassRunner {
 
   // The rules the schedules of this run must keep (set by the strategy before its passes run).
   VerifyRules rules;
+  // Told each pass's name as it starts (PlanOptions::progress).
+  std::function<void(const std::string&)> progress;
 
   template <class F>
   auto run(const char* name, F&& pass) {
+    if (progress) progress(name);
     const auto start = std::chrono::steady_clock::now();
     auto result = pass();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

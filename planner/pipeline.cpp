@@ -55,6 +55,7 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   o.topology.check_ranks(m.ranks);
   const TrafficStats stats = traffic_stats(m);
   PassRunner passes(m, o.verify_each, report);
+  passes.progress = o.progress;
   passes.rules.route = [&o](Rank a, Rank b, std::vector<std::int64_t>& links) { o.topology.route(a, b, links); };
 
   // 1. The strategy's passes: matrix -> schedule.

@@ -8,6 +8,7 @@
 #include "ir/topology.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct PlanOptions {
   std::uint64_t seed = 1;
   CostOptions cost;
   bool verify_each = false;            // run the verifier after every schedule-producing pass
+  // Called with a pass's name as it starts (auto: "candidate: pass"); commfit plan shows it on a
+  // terminal for long plans. Empty: nothing is called.
+  std::function<void(const std::string&)> progress;
 };
 
 struct PlanReport {

@@ -1,0 +1,167 @@
+// commfit report (backends/report.h) through the command line: a self-contained, deterministic
+// page; the block rule for large p; bad plans exit 2 with one line and no page. Also the progress
+// line of commfit plan: never on a pipe, only on a terminal, silenced by --quiet. The page in a
+// real browser: tests/report/.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+const fs::path& work() {
+  static const struct Dir {
+    fs::path dir = fs::temp_directory_path() / ("commfit-report-" + std::to_string(::getpid()));
+    Dir() { fs::remove_all(dir), fs::create_directories(dir); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } d;
+  return d.dir;
+}
+
+// Runs `commfit ARGS` in the work directory; `prefix` goes before the command (env, script).
+Run sh(const std::string& cmd) {
+  const fs::path out = work() / "stdout", err = work() / "stderr";
+  const std::string line = "cd " + work().string() + " && " + cmd + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(line.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+Run commfit(const std::string& args) { return sh(std::string(COMMFIT_EXE) + " " + args); }
+
+std::string example(const std::string& name) { return std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name; }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t k = s.find(what); k != std::string::npos; k = s.find(what, k + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("report_self_contained_and_deterministic") {
+  REQUIRE(commfit("plan " + example("random_sparse_32.json") + " --strategy auto -o auto.plan -q").status == 0);
+  REQUIRE(commfit("convert auto.plan auto.cfp").status == 0);
+  const Run a = commfit("report auto.plan -o a.html");
+  REQUIRE_MESSAGE(a.status == 0, a.err);
+  REQUIRE(commfit("report auto.cfp -o b.html -q").status == 0);
+  const std::string html = slurp(work() / "a.html");
+  // Both plan forms give the same page but for the plan's name in the title; reruns are identical.
+  std::string b = slurp(work() / "b.html");
+  for (std::size_t at; (at = b.find("auto.cfp")) != std::string::npos;) b.replace(at, 8, "auto.plan");
+  CHECK(html == b);
+  REQUIRE(commfit("report auto.plan -o c.html -q").status == 0);
+  CHECK(html == slurp(work() / "c.html"));
+  CHECK(html.find("id=\"heatmap\"") != std::string::npos);
+  CHECK(html.find("id=\"gantt\"") != std::string::npos);
+  CHECK(html.find("id=\"utilisation\"") != std::string::npos);
+  // The candidate table of auto: every candidate of the manifest, the chosen one starred.
+  const std::string manifest = slurp(work() / "auto.plan/manifest.json");
+  const std::size_t candidates = count(manifest, "\"name\"");
+  CHECK(candidates >= 5);
+  CHECK(count(html, "<tr") == candidates + 3);   // + the plan table's two rows and the header
+  CHECK(count(html, "class=\"chosen\"") == 1);
+  // Nothing outside the page.
+  for (const char* bad : {"http://", "https://", "src=", "href=", "url(", "@import"}) CHECK_MESSAGE(html.find(bad) == std::string::npos, bad);
+  // Heatmap: one cell per nonzero rank pair (p = 32 is below the block size): 148 messages.
+  CHECK(html.find("data-cells=\"148\"") != std::string::npos);
+  CHECK(count(html, "<rect class=\"c\"") == 148);
+}
+
+TEST_CASE("report_blocks_for_large_p") {
+  REQUIRE(commfit("gen uniform -n 200 -d 3 -o u200.json").status == 0);
+  REQUIRE(commfit("plan u200.json --topology hypercube:8 -o u200.plan -q").status == 0);
+  REQUIRE(commfit("report u200.plan -o u200.html -q").status == 0);
+  const std::string html = slurp(work() / "u200.html");
+  // 200 ranks: blocks of ceil(200 / 64) = 4 ranks, 50 x 50 cells at most.
+  CHECK(html.find("blocks of 4 consecutive ranks (50 x 50 cells)") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(html, m, std::regex("data-cells=\"([0-9]+)\"")));
+  CHECK(std::stoi(m[1]) <= 2500);
+  CHECK(std::stoi(m[1]) > 0);
+  CHECK(html.find("id=\"links\"") != std::string::npos);   // hypercube: the most loaded links
+  // Rows of the Gantt chart: blocks of 4 ranks too (ceil(200 / 64)).
+  CHECK(html.find("Rows are blocks of 4 consecutive ranks") != std::string::npos);
+}
+
+TEST_CASE("report_bad_plans") {
+  REQUIRE(commfit("plan " + example("stencil2d_16.json") + " -o s.plan -q").status == 0);
+  // A copy of s.plan with one file's text replaced.
+  auto edited = [](const std::string& name, const std::string& file, const std::string& from, const std::string& to) {
+    fs::remove_all(work() / name);
+    fs::copy(work() / "s.plan", work() / name, fs::copy_options::recursive);
+    std::string text = slurp(work() / name / file);
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    spit(work() / name / file, text.substr(0, at) + to + text.substr(at + from.size()));
+  };
+  edited("renamed.plan", "rank-00001.json", "\"sends\"", "\"sendz\"");             // the strict reader's
+  edited("resized.plan", "rank-00001.json", "\"sends\": [[0, 8192]", "\"sends\": [[0, 8191]");   // sends vs steps or fingerprint
+  edited("candidates.plan", "manifest.json", "\"options\": {", "\"options\": {\"candidates\": [{\"name\": 3}], ");
+  for (const char* plan : {"renamed.plan", "resized.plan", "candidates.plan", "missing.plan"}) {
+    const Run r = commfit(std::string("report ") + plan + " -o bad.html");
+    CHECK(r.status == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK_MESSAGE(r.err.rfind("commfit: error: ", 0) == 0, r.err);
+    CHECK(!fs::exists(work() / "bad.html"));
+  }
+  CHECK(commfit("report candidates.plan -o bad.html").err.find("manifest.json: /options/candidates/0/name: expected a string") != std::string::npos);
+  // No temporary left behind either.
+  for (const auto& e : fs::directory_iterator(work())) CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+}
+
+TEST_CASE("plan_progress_only_on_a_terminal") {
+  // COMMFIT_PROGRESS_MESSAGES=1 makes this small plan count as long (the default is 1e6 messages).
+  const std::string env = "env COMMFIT_PROGRESS_MESSAGES=1 ";
+  const std::string plan = std::string(COMMFIT_EXE) + " plan " + example("random_sparse_32.json") + " --strategy auto -o p.plan";
+  // stderr a file: nothing on it; --time-passes prints its lines and nothing else.
+  const Run pipe = sh(env + plan);
+  CHECK(pipe.status == 0);
+  CHECK(pipe.err.empty());
+  const Run timed = sh(env + std::string(COMMFIT_EXE) + " plan " + example("random_sparse_32.json") + " -o t.plan --time-passes");
+  CHECK(timed.status == 0);
+  CHECK(!timed.err.empty());
+  std::istringstream lines(timed.err);
+  for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(line.rfind("commfit: pass ", 0) == 0, line);
+  CHECK(timed.err.find('\r') == std::string::npos);
+  // On a terminal (script(1) gives the command a pty): the progress line, erased at the end;
+  // --quiet silences it.
+  if (::access("/usr/bin/script", X_OK) != 0) {
+    MESSAGE("script(1) not found: the terminal case is not checked");
+    return;
+  }
+  const Run tty = sh("script -qec '" + env + plan + "' /dev/null");
+  CHECK(tty.status == 0);
+  CHECK_MESSAGE(tty.out.find("\r\x1b[Kcommfit: ") != std::string::npos, tty.out, tty.err);
+  CHECK(tty.out.find("pass direct/optimal: decompose") != std::string::npos);
+  CHECK(tty.out.find("\r\x1b[K") != std::string::npos);
+  const Run quiet = sh("script -qec '" + env + plan + " -q' /dev/null");
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.empty());
+  // Below the threshold nothing shows on a terminal either.
+  const Run small = sh("script -qec '" + plan + " -q' /dev/null");
+  CHECK(small.out.empty());
+}
