@@ -50,7 +50,9 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
     const auto start = std::chrono::steady_clock::now();
     if (base.progress) row.options.progress = [&base, &row](const std::string& pass) { base.progress(row.name + ": " + pass); };
     try {
-      Plan plan = make_plan(m, row.options);
+      PlanReport report;
+      Plan plan = make_plan(m, row.options, &report);
+      for (const std::string& line : report.log) c.log.push_back(row.name + ": " + line);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       row.phases = plan.manifest.phases;
       for (Bytes b : phase_max_message(plan)) row.max_message = std::max(row.max_message, b);

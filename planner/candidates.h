@@ -30,6 +30,7 @@ struct Comparison {
   std::vector<CandidateRow> rows;
   std::optional<std::size_t> chosen;   // cheapest row (first of equals)
   std::optional<Plan> plan;            // its plan, when asked for
+  std::vector<std::string> log;        // every candidate's pass log (PlanReport::log), "name: " first
 };
 
 // The candidate list for a matrix: `base` supplies seed, cost and the other options.

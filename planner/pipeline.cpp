@@ -28,6 +28,7 @@ Plan make_auto_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* repor
     report->h = stats.h;
     report->t = stats.t;
     report->comparison = format_comparison(c);
+    report->log = std::move(c.log);   // --time-passes: every candidate's passes
   }
   return plan;
 }

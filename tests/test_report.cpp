@@ -147,6 +147,10 @@ TEST_CASE("plan_progress_only_on_a_terminal") {
   std::istringstream lines(timed.err);
   for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(line.rfind("commfit: pass ", 0) == 0, line);
   CHECK(timed.err.find('\r') == std::string::npos);
+  // With --strategy auto, every candidate's passes, named.
+  const Run timed_auto = sh(env + plan + " --time-passes");
+  CHECK(timed_auto.err.find("commfit: pass direct/optimal: decompose: ") != std::string::npos);
+  CHECK(timed_auto.err.find("commfit: pass async: verify: ") != std::string::npos);
   // On a terminal (script(1) gives the command a pty): the progress line, erased at the end;
   // --quiet silences it.
   if (::access("/usr/bin/script", X_OK) != 0) {
