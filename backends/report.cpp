@@ -82,6 +82,11 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
   d.p = mf.ranks;
   d.phases = mf.phases;
   d.candidates = read_candidates(mf, in.manifest_file);
+  // Per-phase tables are O(phases): refuse phase counts no plan of these steps can need.
+  std::size_t steps = 0;
+  for (const RankSchedule& r : plan.ranks) steps += r.steps.size();
+  if (d.phases > steps + 1024)
+    throw InputError(in.manifest_file, "/phases", std::to_string(d.phases) + " phases for " + std::to_string(steps) + " steps: not a plan to draw");
   d.topology = report_topology(mf, in);
 
   // The matrix: row r is rank r's sends (self included); it must give the plan's fingerprint.
