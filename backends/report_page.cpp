@@ -317,6 +317,7 @@ std::string utilisation(const ReportData& d) {
     body += fmt("<rect class=\"u\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" data-t=\"%s\"/>", left + c * bw + bw * 0.1, top + H * (1 - fill),
                 std::max(0.5, bw * 0.8), H * fill, tip.c_str());
     line += fmt("%s%.1f,%.1f", c ? " " : "", left + (c + 0.5) * bw, top + H * (1 - active));
+    if (C == 1) body += fmt("<circle class=\"active\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", left + 0.5 * bw, top + H * (1 - active));
   }
   std::string out = fmt("<svg id=\"utilisation\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
                         left + static_cast<int>(W) + 24, top + static_cast<int>(H) + 40, left + static_cast<int>(W) + 24, top + static_cast<int>(H) + 40);
@@ -440,8 +441,8 @@ std::string costs(const ReportData& d) {
   double worst = 0;
   for (const ReportCandidate& r : d.candidates)
     if (r.skipped.empty()) worst = std::max(worst, r.estimate_s);
-  out += "<table class=\"cost\" id=\"candidates\"><tr><th></th><th>candidate (--strategy auto)</th><th>phases</th><th>largest message</th>"
-         "<th>estimate</th><th>estimate / LB</th><th></th></tr>";
+  out += "<table class=\"cost\" id=\"candidates\"><tr><th></th><th>candidate</th><th>phases</th><th>largest message</th>"
+         "<th>estimate</th><th>est. / LB</th><th></th></tr>";
   for (const ReportCandidate& r : d.candidates) {
     if (!r.skipped.empty()) {
       out += fmt("<tr class=\"skipped\"><td></td><td>%s</td><td colspan=\"5\">skipped: %s</td></tr>", esc(r.name).c_str(), esc(r.skipped).c_str());
@@ -453,7 +454,7 @@ std::string costs(const ReportData& d) {
                human_bytes(static_cast<double>(r.max_message)).c_str(), human_seconds(r.estimate_s).c_str(), lb > 0 ? r.estimate_s / lb : 1.0,
                worst > 0 ? 100 * r.estimate_s / worst : 0.0);
   }
-  return out + "</table>";
+  return out + "</table><p class=\"note\">The candidates --strategy auto planned (recorded in the plan), the chosen one starred.</p>";
 }
 
 std::string summary(const ReportData& d) {
@@ -491,13 +492,13 @@ dt{font-size:11px;color:#667;text-transform:uppercase;letter-spacing:.04em}dd{ma
 .note{font-size:12px;color:#556;margin:6px 0 0}.opt{background:#eef1f5;border-radius:4px;padding:1px 6px;font-size:12px;margin-right:4px}
 svg{display:block;font-size:10px;fill:#333}svg text.axis{font-size:11px;fill:#556}
 rect.bg{fill:#f7f7f9;stroke:#ccd}rect.frame{fill:#fbfbfc;stroke:#ccd}rect.stripe{fill:#eef0f3}
-rect.u{fill:#3b7dd8}polyline.active,line.active{fill:none;stroke:#e0663a;stroke-width:1.6}line.grid{stroke:#e3e6ea}
+rect.u{fill:#3b7dd8}polyline.active,line.active{fill:none;stroke:#e0663a;stroke-width:1.6}circle.active{fill:#e0663a}line.grid{stroke:#e3e6ea}
 line.l{stroke-width:3;stroke-linecap:round}line.idle{stroke:#d5d8dd}circle.node{fill:#fff;stroke:#333}
 rect[data-t]:hover{stroke:#000;stroke-width:1}
-table.cost{border-collapse:collapse;font-size:13px;margin:4px 0 8px}table.cost td,table.cost th{padding:3px 10px;text-align:right;border-bottom:1px solid #eee}
+table.cost{border-collapse:collapse;font-size:12.5px;margin:4px 0 8px}table.cost td,table.cost th{padding:3px 7px;text-align:right;border-bottom:1px solid #eee}
 table.cost th{font-weight:600;color:#445}table.cost td{white-space:nowrap}table.cost td:nth-child(2),table.cost th:nth-child(2){text-align:left}
 tr.chosen{background:#fff6d6;font-weight:600}tr.skipped{color:#889}tr.skipped td{text-align:left}
-td.barcell{width:160px}span.bar{display:block;height:9px;background:#3b7dd8;border-radius:2px}
+td.barcell{width:60px;padding-left:4px}span.bar{display:block;height:9px;background:#3b7dd8;border-radius:2px}
 section>p{font-size:14px}code{font-size:12px}#tip{position:absolute;display:none;background:#1d232bee;color:#fff;font-size:12px;padding:4px 7px;border-radius:4px;pointer-events:none;max-width:420px}
 )";
 
