@@ -20,6 +20,7 @@
 #include "workloads/skewed.h"
 #include "workloads/stencil.h"
 
+#include <charconv>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -167,11 +168,39 @@ CommMatrix generate(const GenCommand& c) {
   throw UsageError("unknown generator \"" + c.kind + "\" (choose from: " + kKinds + ")");
 }
 
+// Shortest text that reads back as the same double.
+std::string num(double x) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+// The options that decide the matrix of each kind, as a command line that regenerates it.
+std::string kind_options(const GenCommand& c) {
+  const auto n = [](auto v) { return std::to_string(v); };
+  if (c.kind == "uniform") return " -d " + n(c.degree) + " --bytes " + n(c.bytes);
+  if (c.kind == "nonuniform") return " -d " + n(c.degree) + " --unit " + n(c.unit);
+  if (c.kind == "random") return " --density " + num(c.density) + " --max-bytes " + n(c.max_bytes) + (c.self ? " --self" : "");
+  if (c.kind == "dense") return " --max-bytes " + n(c.max_bytes);
+  if (c.kind == "hot") return " --hot " + n(c.hot) + " --density " + num(c.density) + " --max-bytes " + n(c.max_bytes);
+  if (c.kind == "lognormal") return " --density " + num(c.density) + " --median " + num(c.median) + " --sigma " + num(c.sigma);
+  if (c.kind == "transport" || c.kind == "hot-spots") return " -k " + n(c.fan_out) + " --l " + num(c.l) + " --traffic " + n(c.traffic);
+  if (c.kind == "bader") return " --keys-per-rank " + n(c.keys_per_rank) + " --h-factor " + n(c.h_factor) + " --key-bytes " + n(c.key_bytes);
+  if (c.kind == "stencil")
+    return " --grid " + c.grid + " --points " + n(c.points) + (c.periodic ? " --periodic" : "") + " --cells " + n(c.cells) +
+           " --value-bytes " + n(c.value_bytes);
+  if (c.kind == "sample-sort")
+    return " --keys-per-rank " + n(c.keys_per_rank) + " --key-bytes " + n(c.key_bytes) + " --zipf " + num(c.zipf) + " --oversample " +
+           n(c.oversample);
+  return " --experts-per-rank " + n(c.experts_per_rank) + " --tokens-per-rank " + n(c.tokens_per_rank) + " --top-k " + n(c.top_k) +
+         " --zipf " + num(c.zipf) + " --token-bytes " + n(c.token_bytes);
+}
+
 int run_gen(const GenCommand& c) {
   CommMatrix m = generate(c);
   m.name = c.kind + "_" + std::to_string(m.ranks);
-  m.description = "commfit gen " + c.kind + " --ranks " + std::to_string(m.ranks) + " --seed " + std::to_string(c.seed) +
-                  " (docs/WORKLOADS.md)";
+  m.description = "commfit gen " + c.kind + (c.kind == "stencil" ? "" : " -n " + std::to_string(m.ranks)) + kind_options(c) +
+                  " --seed " + std::to_string(c.seed) + " (docs/WORKLOADS.md)";
   write_matrix_output(m, c.output);
   return 0;
 }

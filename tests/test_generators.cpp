@@ -262,6 +262,11 @@ TEST_CASE("commfit gen: every kind writes a loadable matrix; seeds decide it") {
     CHECK(gen(args + " --seed 5 -o b.json").status == 0);
     CHECK(slurp(gen_scratch() / "a.json") == slurp(gen_scratch() / "b.json"));
     CHECK(gen(args + " --seed 6 -o c.json").status == 0);
+    // The description is a command line that makes the same matrix.
+    const std::string again = f.matrix.description.substr(std::string("commfit gen ").size(),
+                                                         f.matrix.description.find(" (docs/") - std::string("commfit gen ").size());
+    CHECK(gen(again + " -o d.json").status == 0);
+    CHECK(matrix_fingerprint(read_matrix(gen_scratch() / "d.json").matrix) == matrix_fingerprint(f.matrix));
     if (seeded) CHECK(slurp(gen_scratch() / "a.json") != slurp(gen_scratch() / "c.json"));
     else CHECK(matrix_fingerprint(read_matrix(gen_scratch() / "c.json").matrix) == matrix_fingerprint(f.matrix));
   }
