@@ -34,6 +34,19 @@ struct Fixture {
 
 std::vector<Bytes> phase_max_message_of(const Plan& p) { return phase_max_message(p); }
 
+// Rules differing from the defaults in one field (designated initializers that leave fields out
+// draw -Wmissing-field-initializers).
+VerifyRules only(Contention c) {
+  VerifyRules r;
+  r.contention = c;
+  return r;
+}
+VerifyRules with_memory() {
+  VerifyRules r;
+  r.memory = true;
+  return r;
+}
+
 bool mentions(const std::vector<std::string>& problems, const std::string& what) {
   return std::any_of(problems.begin(), problems.end(), [&](const std::string& p) { return p.find(what) != std::string::npos; });
 }
@@ -105,7 +118,7 @@ TEST_CASE("verify_rule_2_forward_before_arrival") {
   Fixture f;
   f.s.transfers[3].phase = 0;   // 1 forwards [0, 600) in the phase it receives it
   Plan plan = lower(f.s, f.m);  // lower does not check causality; the verifier does
-  const auto p = verify(plan, f.m, {.contention = Contention::none});
+  const auto p = verify(plan, f.m, only(Contention::none));
   CHECK(mentions(p, "rule 2: rank 1: phase 0 sends bytes [0, 600) of 0->3 from staging offset 0"));
 }
 
@@ -114,9 +127,9 @@ TEST_CASE("verify_rule_4_node_and_link") {
   Schedule s{3, 1, {{0, 0, 2, {0, 2, 0, 5}}, {0, 1, 2, {1, 2, 0, 5}}}, {}};
   const Plan plan = lower(s, m);
   CHECK(mentions(verify(plan, m, {}), "rule 4: rank 2 receives from more than one rank in phase 0 (0 and 1)"));
-  CHECK(verify(plan, m, {.contention = Contention::none}).empty());
+  CHECK(verify(plan, m, only(Contention::none)).empty());
   // Link rule: 0 -> 2 and 1 -> 2 share the link into 2; 0 -> 1 and 1 -> 2 would not.
-  VerifyRules links{.contention = Contention::link};
+  VerifyRules links = only(Contention::link);
   links.route = [](Rank a, Rank b, std::vector<std::int64_t>& out) { out = {100 + a, 200 + b}; };
   CHECK(mentions(verify(plan, m, links), "rule 4: phase 0: 0 -> 2 and 1 -> 2 share link 202"));
   const CommMatrix m2 = make_matrix(3, {{0, 1, 5}, {1, 2, 5}});
@@ -142,14 +155,14 @@ TEST_CASE("verify_rule_5_memory") {
   Fixture f;
   f.m.memory = {0, 1000, 1000, 1000};
   const Plan plan = lower(f.s, f.m);
-  CHECK(verify(plan, f.m, {.memory = true}).empty());
+  CHECK(verify(plan, f.m, with_memory()).empty());
   f.m.memory[1] = 599;   // rank 1 receives 600 B into staging in phase 0
-  CHECK(mentions(verify(plan, f.m, {.memory = true}), "rule 5: rank 1 receives 600 bytes in phase 0 with only 599 bytes free"));
+  CHECK(mentions(verify(plan, f.m, with_memory()), "rule 5: rank 1 receives 600 bytes in phase 0 with only 599 bytes free"));
   // Sending frees memory: 1 sends 500 B in phase 0, so 600 + 400 fit in 600 + 500 - 600 + ...
   f.m.memory[1] = 600;
-  CHECK(verify(plan, f.m, {.memory = true}).empty());
+  CHECK(verify(plan, f.m, with_memory()).empty());
   f.m.memory[3] = 999;   // rank 3 receives 600, then 400: 999 - 600 = 399 < 400
-  CHECK(mentions(verify(plan, f.m, {.memory = true}), "rule 5: rank 3 receives 400 bytes in phase 2 with only 399 bytes free"));
+  CHECK(mentions(verify(plan, f.m, with_memory()), "rule 5: rank 3 receives 400 bytes in phase 2 with only 399 bytes free"));
 }
 
 TEST_CASE("verify_rule_6_staging_overlap") {
@@ -209,7 +222,7 @@ TEST_CASE("lower_random_forwarding_schedules_verify") {
     s.phases = last + 1;
     canonicalize(s);
     const Plan plan = lower(s, m);
-    const auto problems = verify(plan, m, {.contention = Contention::none});
+    const auto problems = verify(plan, m, only(Contention::none));
     INFO("seed " << seed << ": " << (problems.empty() ? std::string() : problems.front()));
     CHECK(problems.empty());
   }
