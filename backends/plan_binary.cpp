@@ -132,6 +132,8 @@ Header read_header(const InFile& f) {
                                          " (truncated or appended to)");
   if (h.ranks == 0 || h.ranks > static_cast<std::uint32_t>(INT32_MAX))
     throw InputError(name, "header", "rank count " + std::to_string(h.ranks) + " out of range");
+  if (h.phases > kMaxPhases)
+    throw InputError(name, "header", "phase count " + std::to_string(h.phases) + " is over the limit of " + std::to_string(kMaxPhases));
   if (fp_len > kFingerprintField)
     throw InputError(name, "header", "fingerprint length " + std::to_string(fp_len) + " too long");
   h.fingerprint.assign(reinterpret_cast<const char*>(b + hFingerprint), fp_len);
@@ -166,6 +168,8 @@ RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
     throw InputError(name, entry_place, "slice size does not match its counts");
   if (get_u32(e + eRank) != static_cast<std::uint32_t>(rank))
     throw InputError(name, entry_place, "holds rank " + std::to_string(get_u32(e + eRank)));
+  if (get_u32(e + ePhases) != h.phases)   // the executor reads this slice alone: check it here
+    throw InputError(name, entry_place, "phase count " + std::to_string(get_u32(e + ePhases)) + " differs from the header's " + std::to_string(h.phases));
 
   std::vector<std::uint8_t> s(bytes);
   f.read(s.data(), bytes, off, slice_place);

@@ -191,7 +191,7 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   f.version();
   m.ranks = static_cast<Rank>(f.uint("ranks", kMaxRanks));
   if (m.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
-  m.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));
+  m.phases = static_cast<Phase>(f.uint("phases", kMaxPhases));
   m.strategy = f.string("strategy");
   const json& options = f.need("options");
   if (!options.is_object()) throw InputError(file, "/options", "expected an object");
@@ -225,7 +225,7 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
   r.ranks = static_cast<Rank>(f.uint("ranks", kMaxRanks));
   if (r.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   r.rank = static_cast<Rank>(f.uint("rank", static_cast<std::uint64_t>(r.ranks) - 1));
-  r.phases = static_cast<Phase>(f.uint("phases", 0xffffffffu));
+  r.phases = static_cast<Phase>(f.uint("phases", kMaxPhases));
   r.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(r.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   r.staging_bytes = f.uint("staging_bytes");
@@ -275,6 +275,10 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
 Manifest read_manifest(const std::filesystem::path& dir) {
   const auto path = dir / "manifest.json";
   std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec)) {
+    if (std::filesystem::file_size(dir, ec) == 0) throw InputError(dir.string(), "", "file is empty");
+    throw InputError(dir.string(), "byte 0", "neither a plan directory nor a binary plan (no \"CFITPLAN\" magic)");
+  }
   if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a plan directory");
   if (!std::filesystem::exists(path, ec)) throw InputError(dir.string(), "", "not a plan directory (no manifest.json)");
   return parse_manifest(read_text_file(path), path.string());

@@ -18,6 +18,10 @@ enum class Buffer : std::uint8_t { send, recv, stage };
 
 inline constexpr Bytes kNoStage = ~Bytes{0};
 
+// At most 2^24 phases in a plan (docs/DECISIONS.md "Limits and hardening"): readers and the
+// executor keep per-phase tables, so a hostile phase count is refused before they allocate.
+inline constexpr Phase kMaxPhases = Phase{1} << 24;
+
 struct Step {
   Phase phase = 0;
   Op op = Op::send;

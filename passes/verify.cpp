@@ -251,25 +251,27 @@ class Checker {
     }
   }
 
-  // Rule 5: per phase, network bytes received <= free bytes at the start of the phase.
+  // Rule 5: per phase, network bytes received <= free bytes at the start of the phase. Steps are
+  // in phase order (format() checked it), so phases are walked by their steps: a phase without
+  // steps changes nothing, and nothing is allocated per phase (the phase count comes from a file).
   void memory() {
-    const Phase phases = plan_.manifest.phases;
     for (const RankSchedule& rs : plan_.ranks) {
       if (full()) return;
-      std::vector<Bytes> in(phases, 0), out(phases, 0);
-      for (const Step& s : rs.steps) {
-        if (s.op == Op::recv) in[s.phase] += s.bytes;
-        if (s.op == Op::send) out[s.phase] += s.bytes;
-      }
       // free may dip below zero only through a violation, which is reported: use signed.
       __int128 free = m_.memory[rs.rank];
-      for (Phase k = 0; k < phases; ++k) {
-        if (static_cast<__int128>(in[k]) > free) {
-          problem("rule 5: rank " + std::to_string(rs.rank) + " receives " + std::to_string(in[k]) + " bytes in phase " + std::to_string(k) +
-                  " with only " + std::to_string(static_cast<long long>(free)) + " bytes free");
+      for (std::size_t k = 0; k < rs.steps.size();) {
+        const Phase phase = rs.steps[k].phase;
+        __int128 in = 0, out = 0;
+        for (; k < rs.steps.size() && rs.steps[k].phase == phase; ++k) {
+          if (rs.steps[k].op == Op::recv) in += rs.steps[k].bytes;
+          if (rs.steps[k].op == Op::send) out += rs.steps[k].bytes;
+        }
+        if (in > free) {
+          problem("rule 5: rank " + std::to_string(rs.rank) + " receives " + std::to_string(static_cast<long long>(in)) + " bytes in phase " +
+                  std::to_string(phase) + " with only " + std::to_string(static_cast<long long>(free)) + " bytes free");
           break;
         }
-        free += static_cast<__int128>(out[k]) - static_cast<__int128>(in[k]);
+        free += out - in;
       }
     }
   }

@@ -56,6 +56,14 @@ int run_show(const ShowCommand& c) {
   for (Phase ph = 0; ph < m.phases; ++ph) {
     std::size_t n = 0;
     while (k + n < rows.size() && rows[k + n].phase == ph) ++n;
+    if (n == 0) {   // a run of phases without transfers is one line, however long
+      const Phase last = k < rows.size() ? rows[k].phase - 1 : m.phases - 1;
+      if (last > ph) {
+        std::printf("phases %u-%u: no pieces\n", ph, last);
+        ph = last;
+        continue;
+      }
+    }
     std::printf("phase %u: %zu pieces, largest message %llu B\n", ph, n, static_cast<unsigned long long>(max_message[ph]));
     for (; n > 0; --n, ++k) {
       const Row& row = rows[k];

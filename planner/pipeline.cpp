@@ -67,6 +67,9 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   Plan plan = passes.run("lower", [&] { return lower(s.schedule, m); });
   const auto problems = passes.run("verify", [&] { return verify(plan, m, passes.rules); });
   if (!problems.empty()) internal_error("make_plan", "the final plan fails verification: " + problems.front());
+  if (plan.manifest.phases > kMaxPhases)   // plan readers refuse more (ir/plan.h)
+    throw UsageError("the plan has " + std::to_string(plan.manifest.phases) + " phases, more than the " + std::to_string(kMaxPhases) +
+                     " plan files may hold: choose a larger --chunk or another strategy");
 
   Manifest& mf = plan.manifest;
   mf.strategy = o.strategy;
