@@ -143,6 +143,8 @@ class MatrixSax {
         return fail_at(pointer_upto(2), "a message is [src, dst, bytes]: expected 3 numbers, got " +
                                             std::to_string(stack_.back().index + 1));
       const std::int64_t k = stack_[1].index;
+      if (messages.size() >= kMaxMessages)
+        return fail_at(pointer_upto(2), "more than " + std::to_string(kMaxMessages) + " messages, the limit");
       RawMessage& m = triplet_;
       m.index = k;
       messages.push_back(m);
@@ -234,6 +236,8 @@ class MatrixSax {
       return true;
     }
     ++dense_row_length.back();
+    if (value != 0 && messages.size() >= kMaxMessages)
+      return fail_here("more than " + std::to_string(kMaxMessages) + " nonzero entries (messages), the limit");
     if (value != 0)
       messages.push_back({stack_[1].index, f.index, value, stack_[1].index});
     return true;
@@ -500,7 +504,7 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   if (tok.size() != 3) throw InputError(file, place(), "expected \"ROWS COLUMNS ENTRIES\"");
   const std::uint64_t rows = parse_index(tok[0], "row count", 2147483647u);
   const std::uint64_t cols = parse_index(tok[1], "column count", 2147483647u);
-  const std::uint64_t entries = parse_index(tok[2], "entry count", text.size() / 4 + 1);
+  const std::uint64_t entries = parse_index(tok[2], "entry count", std::min<std::uint64_t>(text.size() / 4 + 1, kMaxMessages));
   if (rows != cols)
     throw InputError(file, place(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + "; a communication matrix is square (ranks x ranks)");
   if (rows == 0) throw InputError(file, place(), "rank count must be at least 1");

@@ -24,6 +24,9 @@ inline constexpr int kMaxJsonDepth = 64;
 // Largest rank count accepted: a plan holds a row index entry, a schedule and a file per rank,
 // so larger counts are refused up front rather than dying allocating (16,777,216 ranks).
 inline constexpr std::uint64_t kMaxRanks = std::uint64_t{1} << 24;
+// Largest message count accepted (134,217,728): the reader holds each message while it checks
+// them, and planning that many needs ~100 GB (planner/limits.h), so more is refused while reading.
+inline constexpr std::uint64_t kMaxMessages = std::uint64_t{1} << 27;
 
 // Parses by content; `file` is used in messages and for the default name.
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file);

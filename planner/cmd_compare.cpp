@@ -5,9 +5,11 @@
 #include "planner/candidates.h"
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
+#include "planner/limits.h"
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace commfit {
 namespace {
@@ -18,12 +20,16 @@ struct CompareCommand {
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
   PlanOptions plan;
+  std::optional<std::uint64_t> max_memory;
 };
 
 int run_compare(const CompareCommand& c) {
   const MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
+  every.strategy = "auto";
+  check_plan_memory(in.matrix, every, c.matrix, c.max_memory);
   const TrafficStats s = traffic_stats(in.matrix);
   std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (tau %.3g s, bandwidth %.3g B/s)\n", c.matrix.c_str(),
               in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h), static_cast<unsigned long long>(s.t),
@@ -43,6 +49,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory)");
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

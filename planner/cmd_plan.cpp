@@ -5,6 +5,7 @@
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
+#include "planner/limits.h"
 #include "planner/passes.h"
 #include "planner/pipeline.h"
 
@@ -30,6 +31,7 @@ struct PlanCommand {
   std::optional<Bytes> memory;
   std::string memory_file;
   std::string topology;
+  std::optional<std::uint64_t> max_memory;   // default: physical memory
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
 };
@@ -102,6 +104,8 @@ int run_plan(const PlanCommand& c) {
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
+  // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
+  check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
   PlanReport report;
   std::optional<Progress> progress(std::in_place, c, in.matrix.nnz());
   if (progress->on()) o.progress = [&progress](const std::string& pass) { progress->show("pass " + pass); };
@@ -148,6 +152,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)");
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");
   sub->add_flag("-q,--quiet", c->quiet, "Print nothing on success");

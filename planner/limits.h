@@ -1,0 +1,39 @@
+// Limits checked up front (issue 9): the memory a plan would need, estimated from the matrix and
+// the strategy before any expensive pass runs, so that `commfit plan` refuses with the estimate
+// (exit 2) instead of dying while it allocates. The estimate is an upper bound calibrated on
+// measured peak resident sets (docs/HARDENING.md "Memory estimate"), not a prediction.
+#pragma once
+
+#include "planner/pipeline.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace commfit {
+
+struct MemoryEstimate {
+  std::uint64_t bytes = 0;    // peak bytes the process would need, saturating
+  std::uint64_t pieces = 0;   // transfers the strategy's schedule holds (each becomes two steps)
+};
+
+// Bytes per piece (schedule transfer, its two lowered steps, the verifier's copies, the rank
+// file text), per network message of the matrix, per rank, and the process's base.
+inline constexpr std::uint64_t kEstimateBytesPerPiece = 640;
+inline constexpr std::uint64_t kEstimateBytesPerMessage = 128;
+inline constexpr std::uint64_t kEstimateBytesPerRank = 1024;
+inline constexpr std::uint64_t kEstimateBaseBytes = std::uint64_t{16} << 20;
+
+MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o);
+
+// Throws InputError(file, "whole matrix", ...) with the estimate when it exceeds `limit`
+// (--max-memory; physical memory when not given): the check `plan` and `compare` run first.
+void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::string& file, std::optional<std::uint64_t> limit);
+
+// The default of --max-memory: the machine's physical memory (sysconf), or 2^63 when unknown.
+std::uint64_t physical_memory_bytes();
+
+// "1.5 GiB", "12.0 MiB", "900 B": for messages.
+std::string human_bytes(std::uint64_t bytes);
+
+}  // namespace commfit
