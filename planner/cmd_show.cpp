@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -51,7 +52,6 @@ int run_show(const ShowCommand& c) {
     for (const Step& s : r.steps)
       if (s.op == Op::send) rows.push_back({s.phase, r.rank, s});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.phase, a.from) < std::tie(b.phase, b.from); });
-  const auto max_message = phase_max_message(plan);
   std::size_t k = 0;
   for (Phase ph = 0; ph < m.phases; ++ph) {
     std::size_t n = 0;
@@ -64,7 +64,12 @@ int run_show(const ShowCommand& c) {
         continue;
       }
     }
-    std::printf("phase %u: %zu pieces, largest message %llu B\n", ph, n, static_cast<unsigned long long>(max_message[ph]));
+    // A message is every piece one rank sends another in the phase (phase_max_message's sense,
+    // computed from this phase's rows: nothing is allocated per phase of the file's count).
+    std::map<std::pair<Rank, Rank>, Bytes> message;
+    Bytes largest = 0;
+    for (std::size_t x = k; x < k + n; ++x) largest = std::max(largest, message[{rows[x].from, rows[x].step.peer}] += rows[x].step.bytes);
+    std::printf("phase %u: %zu pieces, largest message %llu B\n", ph, n, static_cast<unsigned long long>(largest));
     for (; n > 0; --n, ++k) {
       const Row& row = rows[k];
       const bool forwarded = row.step.buffer == Buffer::stage;
