@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each one, seeded with the
-# fixtures and examples.
+# fixtures and examples: the matrix JSON and Matrix Market readers, the plan readers (JSON and
+# binary) and the verifier (docs/HARDENING.md).
 #   tools/fuzz.sh SECONDS     time-bounded run per target (long runs: tools/fuzz.sh 3600)
 #   tools/fuzz.sh --runs N    N inputs per target from seed 1: deterministic, for CI
 # A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
@@ -12,7 +13,7 @@ limit=(-max_total_time="${1:-60}")
 build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
   -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
-cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json
+cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify commfit
 status=0
 run() {
   local target=$1; shift
@@ -32,5 +33,24 @@ run() {
 run fuzz_matrix_json tests/fixtures/matrix/good/*.json tests/fixtures/matrix/bad/*.json examples/*.json
 run fuzz_matrix_market tests/fixtures/mtx/good/*.mtx tests/fixtures/mtx/bad/*.mtx examples/*.mtx
 run fuzz_plan_json tests/fixtures/plan/good/*.json tests/fixtures/plan/bad/*.json
+# Seeds of the binary reader and the verifier: plans of small matrices, several strategies.
+seeds="$build/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds/cfp" "$seeds/verify"
+n=0
+for m in tests/fixtures/matrix/good/sparse_small.json tests/fixtures/matrix/good/with_memory.json \
+         tests/fixtures/matrix/good/self_messages.json examples/transport_fig1.json examples/sample_sort_8.json; do
+  for s in direct two-stage async memory; do
+    n=$((n + 1))
+    mem=(); [ "$s" = memory ] && mem=(--memory 100000)
+    "$build/commfit" plan "$m" --strategy "$s" "${mem[@]}" -q -o "$seeds/p$n.plan" 2>/dev/null || continue
+    "$build/commfit" convert "$seeds/p$n.plan" "$seeds/cfp/p$n.cfp" > /dev/null
+    # The verifier's input: matrix ==== manifest ==== rank files (tests/fuzz/fuzz_verify.cpp).
+    { cat "$m"; for f in "$seeds/p$n.plan"/manifest.json "$seeds/p$n.plan"/rank-*.json; do printf '\n====\n'; cat "$f"; done; } \
+      > "$seeds/verify/p$n.txt"
+  done
+done
+run fuzz_plan_binary tests/fixtures/plandir/good.cfp tests/fixtures/plandir/bad_binary/*.cfp "$seeds"/cfp/*.cfp
+run fuzz_verify "$seeds"/verify/*.txt
 [ "$status" -eq 0 ] && echo "fuzz: every target ran clean (${limit[*]})"
 exit "$status"
