@@ -91,7 +91,12 @@ json parse_json(std::string_view text, const std::string& file) {
   } catch (const json::exception& e) {   // e.g. a number too large for a double
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw InputError(file, "", "invalid JSON: " + what);
+    // nlohmann names the number ("number overflow parsing '1e999'") but not where it is: the
+    // place is the first byte of that text in the file.
+    std::string place = "byte 1";
+    if (auto a = what.find('\''), b = what.rfind('\''); a != std::string::npos && b > a + 1)
+      if (auto at = text.find(what.substr(a + 1, b - a - 1)); at != std::string_view::npos) place = "byte " + std::to_string(at + 1);
+    throw InputError(file, place, "invalid JSON: " + what);
   }
 }
 

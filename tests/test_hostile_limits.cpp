@@ -1,0 +1,291 @@
+// Every hostile input of the corpus through the command line (issue 9, "what it must show" 1):
+// each gets exit status 2, one line `commfit: error: FILE: PLACE: problem` naming the input (or a
+// file inside it), writes nothing, and stays under 2 s of wall time and 1 GiB of resident memory.
+// The corpus: tests/fixtures/matrix/bad, tests/fixtures/mtx/bad (`commfit plan`, as the error
+// goldens run them), tests/fixtures/plan/bad (each file put into a copy of a good plan directory)
+// and tests/fixtures/plandir (whole plan directories and binary plans; `show`, `verify`,
+// `convert`). Readable plans that break the verifier's rules (plandir/verify_fails) make `verify`
+// exit 1 with every problem on its own line. The 2 s and 1 GiB are limits, not speed targets:
+// the slowest and largest runs are printed (the margin, docs/HARDENING.md has the numbers).
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = COMMFIT_SOURCE_DIR;
+const std::string kMatrix = "tests/fixtures/matrix/good/sparse_small.json";   // what plandir/good was planned from
+const std::string kGoodPlan = "tests/fixtures/plandir/good";
+constexpr double kWallLimitS = 2.0;
+constexpr long kRssLimitKiB = 1024 * 1024;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Child {
+  int status = -1;   // exit status; -1 when killed by a signal
+  double seconds = 0;
+  long max_rss_kib = 0;
+  std::string out, err;
+};
+
+// Runs commfit with `args` from the repository root; stdout and stderr go to files in `scratch`.
+// The child's peak resident set comes from wait4. A watchdog alarm (30 s) ends a hung child.
+Child run_commfit(const std::vector<std::string>& args, const fs::path& scratch, const std::string& omp_threads = "") {
+  const fs::path out = scratch / "stdout", err = scratch / "stderr";
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::chdir(kRoot.c_str()) != 0) ::_exit(126);
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int n = ::open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || n < 0) ::_exit(126);
+    ::dup2(n, 0), ::dup2(o, 1), ::dup2(e, 2);
+    std::vector<char*> argv{const_cast<char*>(COMMFIT_EXE)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (!omp_threads.empty()) ::setenv("OMP_NUM_THREADS", omp_threads.c_str(), 1);
+    ::alarm(30);
+    ::execv(COMMFIT_EXE, argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  REQUIRE(::wait4(pid, &status, 0, &ru) == pid);
+  Child c;
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  c.max_rss_kib = ru.ru_maxrss;
+  if (WIFEXITED(status)) c.status = WEXITSTATUS(status);
+  c.out = slurp(out);
+  c.err = slurp(err);
+  return c;
+}
+
+// The slowest and largest run of a test case, printed at its end: the margin below the limits.
+struct Margin {
+  double seconds = 0;
+  long rss_kib = 0;
+  std::string slowest, largest;
+  int runs = 0;
+  void add(const Child& c, const std::string& what) {
+    ++runs;
+    if (c.seconds > seconds) seconds = c.seconds, slowest = what;
+    if (c.max_rss_kib > rss_kib) rss_kib = c.max_rss_kib, largest = what;
+  }
+  ~Margin() {
+    MESSAGE(runs << " runs; slowest " << seconds << " s (" << slowest << "), largest " << rss_kib / 1024 << " MiB (" << largest
+                 << "); limits " << kWallLimitS << " s, " << kRssLimitKiB / 1024 << " MiB");
+  }
+};
+
+// FILE: PLACE: problem. PLACE is a JSON pointer, a line (and column) of a text file, a part of a
+// binary plan, or the whole matrix (the memory estimate); a few problems concern a whole file.
+const std::regex kPlaced(
+    R"(^commfit: error: ([^ ]+): (/[^ ]*|line [0-9]+(, column [0-9]+)?|header|byte [0-9]+|manifest|index entry [0-9]+|rank [0-9]+ slice|rank [0-9]+ step [0-9]+|whole matrix): [^ ].*\n$)");
+const std::regex kWholeFile(
+    R"(^commfit: error: ([^ ]+): (file is empty|file is [0-9]+ bytes, over the limit of [0-9]+|rank schedule is missing|not a plan directory \(no manifest.json\))\n$)");
+
+// Everything a hostile run must show. `input` is what the message must name: the file itself or,
+// for a plan directory, a file inside it.
+void check_refused(const Child& c, const std::string& input, const fs::path& work, Margin& margin, const std::string& what) {
+  INFO(what);
+  INFO("stderr: " << c.err);
+  margin.add(c, what);
+  CHECK(c.status == 2);
+  CHECK(c.out.empty());
+  std::smatch m;
+  const bool ok = std::regex_match(c.err, m, kPlaced) || std::regex_match(c.err, m, kWholeFile);
+  CHECK_MESSAGE(ok, "not one line `commfit: error: FILE: PLACE: problem`");
+  if (ok) {
+    const std::string file = m[1].str();
+    CHECK_MESSAGE((file == input || file.rfind(input + "/", 0) == 0), "the message names " << file << ", not " << input);
+  }
+  CHECK_MESSAGE(fs::is_empty(work), "a refused run left output behind in " << work);
+  CHECK(c.seconds < kWallLimitS);
+  CHECK(c.max_rss_kib < kRssLimitKiB);
+}
+
+struct Scratch {
+  fs::path dir, work;
+  explicit Scratch(const std::string& name)
+      : dir(fs::temp_directory_path() / ("commfit-hostile-" + name + "-" + std::to_string(::getpid()))), work(dir / "work") {
+    fs::remove_all(dir);
+    fs::create_directories(work);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+std::vector<std::string> entries(const std::string& dir, const std::string& ext, bool dirs = false) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kRoot / dir))
+    if (dirs ? e.is_directory() : (e.is_regular_file() && e.path().extension() == ext))
+      out.push_back(dir + "/" + e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The three commands that read a plan, each refusing it.
+void check_plan_refused(const std::string& plan, bool binary, const Scratch& s, Margin& margin) {
+  const std::string converted = (s.work / (binary ? "out.plan" : "out.cfp")).string();
+  check_refused(run_commfit({"show", plan}, s.dir), plan, s.work, margin, "show " + plan);
+  check_refused(run_commfit({"verify", kMatrix, plan}, s.dir), plan, s.work, margin, "verify " + plan);
+  check_refused(run_commfit({"convert", plan, converted}, s.dir), plan, s.work, margin, "convert " + plan);
+}
+
+}  // namespace
+
+TEST_CASE("hostile matrices: commfit plan refuses each in one line, writes nothing, within 2 s and 1 GiB") {
+  Scratch s("matrix");
+  Margin margin;
+  std::vector<std::string> fixtures = entries("tests/fixtures/matrix/bad", ".json");
+  const auto mtx = entries("tests/fixtures/mtx/bad", ".mtx");
+  fixtures.insert(fixtures.end(), mtx.begin(), mtx.end());
+  REQUIRE(fixtures.size() >= 60);
+  for (const std::string& f : fixtures)
+    check_refused(run_commfit({"plan", f, "-o", (s.work / "out.plan").string()}, s.dir), f, s.work, margin, "plan " + f);
+}
+
+TEST_CASE("hostile matrices: the memory a plan would need is estimated and refused up front") {
+  Scratch s("memory");
+  Margin margin;
+  const std::string out = (s.work / "out.plan").string();
+  // 2^53 one-byte pieces: more than any machine has, refused under the default limit.
+  const std::string huge = "tests/fixtures/matrix/good/max_size.json";
+  Child c = run_commfit({"plan", huge, "--algorithm", "quantised", "--chunk", "1", "-o", out}, s.dir);
+  check_refused(c, huge, s.work, margin, "plan max_size.json --chunk 1");
+  CHECK(c.err.find("whole matrix: planning needs about") != std::string::npos);
+  CHECK(c.err.find("(physical memory; see --max-memory)") != std::string::npos);
+  // An explicit limit below what a small plan needs, and the same plan under the default limit.
+  c = run_commfit({"plan", kMatrix, "--max-memory", "1000000", "-o", out}, s.dir);
+  check_refused(c, kMatrix, s.work, margin, "plan --max-memory 1000000");
+  CHECK(c.err.find("more than the limit of 976.6 KiB (--max-memory)") != std::string::npos);
+  c = run_commfit({"plan", kMatrix, "-q", "-o", out}, s.dir);
+  CHECK(c.status == 0);
+  CHECK(fs::exists(s.work / "out.plan" / "manifest.json"));
+  fs::remove_all(s.work / "out.plan");
+  // A file over the 4 GiB limit (sparse: it takes no disk) is refused before it is read.
+  const fs::path big = s.dir / "big.json";
+  { std::ofstream(big) << "{"; }
+  fs::resize_file(big, (std::uintmax_t{1} << 32) + 1);
+  c = run_commfit({"plan", big.string(), "-o", out}, s.dir);
+  check_refused(c, big.string(), s.work, margin, "plan of a 4 GiB + 1 file");
+  CHECK(c.err.find("file is 4294967297 bytes, over the limit of 4294967296") != std::string::npos);
+}
+
+TEST_CASE("hostile plan files: show, verify and convert refuse each in one line, write nothing, within 2 s and 1 GiB") {
+  Scratch s("planfile");
+  Margin margin;
+  const auto fixtures = entries("tests/fixtures/plan/bad", ".json");
+  REQUIRE(fixtures.size() >= 30);
+  for (const std::string& f : fixtures) {
+    // A manifest fixture replaces the manifest of a good plan, a rank fixture the file of rank 0.
+    const fs::path plan = s.dir / "p";
+    fs::remove_all(plan);
+    fs::copy(kRoot / kGoodPlan, plan);
+    const bool manifest = fs::path(f).filename().string().rfind("manifest_", 0) == 0;
+    fs::copy_file(kRoot / f, plan / (manifest ? "manifest.json" : "rank-00000.json"), fs::copy_options::overwrite_existing);
+    INFO(f);
+    check_plan_refused(plan.string(), false, s, margin);
+  }
+}
+
+TEST_CASE("hostile plan directories and binary plans: show, verify and convert refuse each in one line") {
+  Scratch s("plandir");
+  Margin margin;
+  const auto dirs = entries("tests/fixtures/plandir/bad", "", true);
+  REQUIRE(dirs.size() >= 10);
+  for (const std::string& d : dirs) check_plan_refused(d, false, s, margin);
+  const auto binaries = entries("tests/fixtures/plandir/bad_binary", ".cfp");
+  REQUIRE(binaries.size() >= 6);
+  for (const std::string& b : binaries) check_plan_refused(b, true, s, margin);
+}
+
+TEST_CASE("plans that break the verifier's rules: verify exits 1 naming each problem; the good plans pass") {
+  Scratch s("verifyfails");
+  Margin margin;
+  for (const std::string& d : entries("tests/fixtures/plandir/verify_fails", "", true)) {
+    INFO(d);
+    const Child c = run_commfit({"verify", kMatrix, d}, s.dir);
+    margin.add(c, "verify " + d);
+    CHECK(c.status == 1);
+    std::istringstream lines(c.err);
+    std::string line, last;
+    int problems = 0;
+    const std::regex problem("^commfit: error: " + d + ": (format|rule [1-6]): .+$");
+    while (std::getline(lines, line)) {
+      if (!last.empty()) {
+        CHECK_MESSAGE(std::regex_match(last, problem), last);
+        ++problems;
+      }
+      last = line;
+    }
+    CHECK(problems >= 1);
+    CHECK(last == "commfit: " + d + " does not verify against " + kMatrix);
+    CHECK(c.seconds < kWallLimitS);
+    CHECK(c.max_rss_kib < kRssLimitKiB);
+  }
+  // The plans the hostile ones were made from are fine, so the refusals above are theirs.
+  for (const std::string& good : {kGoodPlan, std::string("tests/fixtures/plandir/good.cfp"), std::string("tests/fixtures/plandir/limit/phases_at_limit")}) {
+    INFO(good);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"verify", kMatrix, good}, {"show", good}}) {
+      const Child c = run_commfit(args, s.dir);
+      margin.add(c, args[0] + " " + good);
+      CHECK(c.status == 0);
+      CHECK(c.err.empty());
+      CHECK(c.seconds < kWallLimitS);
+      CHECK(c.max_rss_kib < kRssLimitKiB);
+    }
+  }
+}
+
+// Same input and options, byte-identical plan: across runs and across thread counts. Nothing in
+// commfit is threaded (no OpenMP, no std::thread, Eigen built without -fopenmp), so
+// OMP_NUM_THREADS must change nothing; the test keeps it that way if a pass ever gets threads.
+TEST_CASE("plans are byte-identical across runs and OMP_NUM_THREADS, for every strategy and both forms") {
+  Scratch s("determinism");
+  const std::string matrix = kMatrix;
+  for (const std::string strategy : {"direct", "async", "two-stage", "memory", "auto"}) {
+    for (const std::string form : {".plan", ".cfp"}) {
+      INFO(strategy << " " << form);
+      std::vector<std::string> files;
+      for (const std::string threads : {"1", "4", "1"}) {
+        const fs::path out = s.work / ("t" + threads + "-" + std::to_string(files.size()) + form);
+        std::vector<std::string> args{"plan", matrix, "--strategy", strategy, "-q", "-o", out.string()};
+        if (strategy == "memory") args.insert(args.end(), {"--memory", "9000"});   // rank 1 needs 4096 + room to forward
+        const Child c = run_commfit(args, s.dir, threads);
+        REQUIRE_MESSAGE(c.status == 0, c.err);
+        std::string all = fs::is_directory(out) ? "" : slurp(out);   // a directory: every file, in name order
+        if (fs::is_directory(out)) {
+          std::vector<fs::path> parts;
+          for (const auto& e : fs::directory_iterator(out)) parts.push_back(e.path());
+          std::sort(parts.begin(), parts.end());
+          for (const fs::path& p : parts) all += p.filename().string() + "\n" + slurp(p);
+        }
+        files.push_back(all);
+        fs::remove_all(out);
+      }
+      CHECK(files[0].size() > 100);
+      CHECK(files[1] == files[0]);
+      CHECK(files[2] == files[0]);
+    }
+  }
+}
