@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Writes the SimGrid platforms of the SMPI benchmark (docs/PERFORMANCE.md "Simulated clusters").
+
+   platforms.py OUT_DIR NAME...      NAME = KIND-P, KIND in fattree, tapered, torus, dragonfly
+
+For each NAME writes OUT_DIR/NAME.xml (one SimGrid 3.32 <cluster>), OUT_DIR/NAME.hosts (one host
+per line, rank i on host i) and prints "NAME TOPOLOGY" where TOPOLOGY is the matching
+`commfit plan --topology` value (fattree/torus map exactly, see tests/simgrid; the dragonfly has no
+commfit description and is planned as `full`).
+Every link: 12.5 GB/s, 0.25 us, full duplex (SPLITDUPLEX). A fat-tree route is 4 links (1 us),
+a torus route up to 2 + diameter links, a dragonfly route up to 7 links.
+"""
+import sys
+
+BW = "12.5GBps"
+LAT = "0.25us"
+
+SHAPES = {
+    # name: (simgrid topology, topo_parameters, commfit --topology)
+    "fattree-16": ("FAT_TREE", "2;4,4;1,4;1,1", "fattree:2;4,4;1,4;1,1"),
+    "tapered-16": ("FAT_TREE", "2;4,4;1,1;1,1", "fattree:2;4,4;1,1;1,1"),
+    "torus-16": ("TORUS", "4,2,2", "torus:4x2x2"),
+    "dragonfly-16": ("DRAGONFLY", "2,1;2,1;2,1;2", "full"),
+    "fattree-64": ("FAT_TREE", "2;8,8;1,8;1,1", "fattree:2;8,8;1,8;1,1"),
+    "tapered-64": ("FAT_TREE", "2;8,8;1,2;1,1", "fattree:2;8,8;1,2;1,1"),
+    "torus-64": ("TORUS", "4,4,4", "torus:4x4x4"),
+    "dragonfly-64": ("DRAGONFLY", "2,2;2,2;4,2;4", "full"),
+    "fattree-256": ("FAT_TREE", "2;16,16;1,16;1,1", "fattree:2;16,16;1,16;1,1"),
+    "tapered-256": ("FAT_TREE", "2;16,16;1,4;1,1", "fattree:2;16,16;1,4;1,1"),
+    "torus-256": ("TORUS", "8,8,4", "torus:8x8x4"),
+    "dragonfly-256": ("DRAGONFLY", "4,8;4,2;4,2;4", "full"),
+    "fattree-1024": ("FAT_TREE", "2;32,32;1,32;1,1", "fattree:2;32,32;1,32;1,1"),
+    "tapered-1024": ("FAT_TREE", "2;32,32;1,8;1,1", "fattree:2;32,32;1,8;1,1"),
+    "torus-1024": ("TORUS", "16,8,8", "torus:16x8x8"),
+    "dragonfly-1024": ("DRAGONFLY", "8,8;4,2;8,2;4", "full"),
+}
+
+
+def ranks(name):
+    return int(name.rsplit("-", 1)[1])
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: platforms.py OUT_DIR NAME...")
+    out = sys.argv[1]
+    for name in sys.argv[2:]:
+        if name not in SHAPES:
+            sys.exit(f"platforms.py: unknown platform {name} (known: {' '.join(SHAPES)})")
+        topo, params, commfit = SHAPES[name]
+        n = ranks(name)
+        with open(f"{out}/{name}.xml", "w") as f:
+            f.write("<?xml version='1.0'?>\n"
+                    "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                    "<platform version=\"4.1\">\n"
+                    f"  <cluster id=\"c\" prefix=\"h\" suffix=\"\" radical=\"0-{n - 1}\" speed=\"100Gf\"\n"
+                    f"           bw=\"{BW}\" lat=\"{LAT}\" topology=\"{topo}\" topo_parameters=\"{params}\"\n"
+                    "           sharing_policy=\"SPLITDUPLEX\"/>\n"
+                    "</platform>\n")
+        with open(f"{out}/{name}.hosts", "w") as f:
+            f.write("".join(f"h{i}\n" for i in range(n)))
+        print(name, commfit)
+
+
+main()
