@@ -67,5 +67,5 @@ if [[ -x $build/backends/exec/bench_exec ]] && command -v mpirun >/dev/null; the
     --csv "$out/bench_exec.csv" | tee "$out/bench_exec.txt"
 fi
 
-python3 "$root/bench/report.py" "$out"
+python3 "$root/bench/report.py" "$out" "$([[ $quick == 1 ]] && echo 30 || echo 60)"   # the planner-speed timeout
 stamp "done: $out/summary.md"
