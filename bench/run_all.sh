@@ -8,8 +8,10 @@
 #
 #   bench/run_all.sh [--quick] [--build DIR] [--out DIR]
 #
-# --quick: 64-rank platforms, 4 patterns, 4 alltoallv algorithms, small planner cases (< 5 min);
-# default: 256- and 1024-rank platforms, every pattern and algorithm (< 60 min on 2 cores).
+# --quick: two 64-rank platforms, 3 patterns, 2 alltoallv algorithms, small planner cases (about
+# 3.5 min here once built); default: the set of bench/smpi/run.py (64, 256 and 1024 ranks on fat
+# trees, tapered fat trees, tori and dragonflies) and planner cases up to 10^7 messages (about
+# 26 min here). docs/PERFORMANCE.md "Benchmarks at scale" has the numbers and how to read them.
 # The build directory (default ./build) is configured (Release) if it does not exist; only the
 # targets needed are built, with -j1.
 set -euo pipefail
