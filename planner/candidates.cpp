@@ -4,6 +4,7 @@
 #include "ir/error.h"
 #include "planner/passes.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -41,6 +42,20 @@ std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions&
   return rows;
 }
 
+namespace {
+
+// a beats b: a lower estimate; estimates equal up to floating-point rounding (1e-9 relative: an
+// h-phase plan and the one-phase async plan of a uniform pattern price the same sums in another
+// order) go to fewer phases.
+bool cheaper(const CandidateRow& a, const CandidateRow& b) {
+  const double tol = 1e-9 * std::max(a.estimate_s, b.estimate_s);
+  if (a.estimate_s < b.estimate_s - tol) return true;
+  if (a.estimate_s > b.estimate_s + tol) return false;
+  return a.phases < b.phases;
+}
+
+}  // namespace
+
 Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan) {
   Comparison c;
   c.rows = candidates_for(m, base);
@@ -59,7 +74,7 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
       row.estimate_s = plan.manifest.cost.estimate_s;
       row.loose_s = plan.manifest.options.value("timing", "") == "async" ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
       row.lower_bound_s = plan.manifest.cost.lower_bound_s;
-      if (!c.chosen || row.estimate_s < c.rows[*c.chosen].estimate_s) {
+      if (!c.chosen || cheaper(row, c.rows[*c.chosen])) {
         c.chosen = k;
         if (keep_plan) c.plan = std::move(plan);
       }
