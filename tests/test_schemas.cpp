@@ -120,6 +120,8 @@ const std::map<std::string, std::string> kMatrixLoaderOnly = {
     {"dense_row_wrong_length.json", "each dense row must have `ranks` entries: the length is another field's value"},
     {"memory_wrong_length.json", "a memory array must have `ranks` entries: the length is another field's value"},
     {"row_total_too_large.json", "a rank's outgoing total must be at most 2^63 bytes: a sum over triplets"},
+    {"column_total_too_large.json", "a rank's incoming total must be at most 2^63 bytes: a sum over triplets"},
+    {"matrix_total_too_large.json", "the matrix's total must be at most 2^63 bytes: a sum over every triplet"},
     {"duplicate_field.json", "a field given twice: the JSON parser keeps the last one, the schema never sees both"},
     {"ranks_over_limit.json", "more ranks than kMaxRanks (2^24): a plan needs memory and a file per rank (found by fuzz_matrix_json)"},
     {"too_deep.json", "nesting deeper than the loader's kMaxJsonDepth (64) inside the free-form topology object"},
