@@ -69,7 +69,13 @@ void loop(Checker& chk, Exec& ex, const CommMatrix& m, const std::string& what) 
   counting = false;
   const long rss_growth = resident_kib() - rss_before;
   chk.check(allocations == 0, what + ": " + std::to_string(allocations.load()) + " allocations in 1000 executes");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's quarantine holds freed blocks (Open MPI's own, per call), so the resident set grows
+  // without a leak; the allocation count above still proves the executor allocates nothing.
+  (void)rss_growth;
+#else
   chk.check(rss_growth < 1024, what + ": resident set grew by " + std::to_string(rss_growth) + " KiB in 1000 executes");
+#endif
   chk.check(compare(b, rank, 1).empty(), what + ": wrong data after 1100 executes");
   if (rank == 0) std::printf("%-40s allocations %ld, resident growth %ld KiB\n", what.c_str(), allocations.load(), rss_growth);
 }
