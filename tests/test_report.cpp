@@ -2,6 +2,8 @@
 // page; the block rule for large p; bad plans exit 2 with one line and no page. Also the progress
 // line of commfit plan: never on a pipe, only on a terminal, silenced by --quiet. The page in a
 // real browser: tests/report/.
+#include "support/run_command.h"
+
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -22,25 +24,13 @@ struct Run {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using commfit::test::slurp;
 
 void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 const fs::path& work() {
-  static const struct Dir {
-    fs::path dir = fs::temp_directory_path() / ("commfit-report-" + std::to_string(::getpid()));
-    Dir() { fs::remove_all(dir), fs::create_directories(dir); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } d;
-  return d.dir;
+  static const fs::path dir = commfit::test::scratch_dir("report");
+  return dir;
 }
 
 // Runs `commfit ARGS` in the work directory; `prefix` goes before the command (env, script).
@@ -50,7 +40,7 @@ Run sh(const std::string& cmd) {
   const int raw = std::system(line.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
 }
-Run commfit(const std::string& args) { return sh(std::string(COMMFIT_EXE) + " " + args); }
+Run cli(const std::string& args) { return sh(std::string(COMMFIT_EXE) + " " + args); }
 
 std::string example(const std::string& name) { return std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name; }
 
@@ -63,17 +53,17 @@ std::size_t count(const std::string& s, const std::string& what) {
 }  // namespace
 
 TEST_CASE("report_self_contained_and_deterministic") {
-  REQUIRE(commfit("plan " + example("random_sparse_32.json") + " --strategy auto -o auto.plan -q").status == 0);
-  REQUIRE(commfit("convert auto.plan auto.cfp").status == 0);
-  const Run a = commfit("report auto.plan -o a.html");
+  REQUIRE(cli("plan " + example("random_sparse_32.json") + " --strategy auto -o auto.plan -q").status == 0);
+  REQUIRE(cli("convert auto.plan auto.cfp").status == 0);
+  const Run a = cli("report auto.plan -o a.html");
   REQUIRE_MESSAGE(a.status == 0, a.err);
-  REQUIRE(commfit("report auto.cfp -o b.html -q").status == 0);
+  REQUIRE(cli("report auto.cfp -o b.html -q").status == 0);
   const std::string html = slurp(work() / "a.html");
   // Both plan forms give the same page but for the plan's name in the title; reruns are identical.
   std::string b = slurp(work() / "b.html");
   for (std::size_t at; (at = b.find("auto.cfp")) != std::string::npos;) b.replace(at, 8, "auto.plan");
   CHECK(html == b);
-  REQUIRE(commfit("report auto.plan -o c.html -q").status == 0);
+  REQUIRE(cli("report auto.plan -o c.html -q").status == 0);
   CHECK(html == slurp(work() / "c.html"));
   CHECK(html.find("id=\"heatmap\"") != std::string::npos);
   CHECK(html.find("id=\"gantt\"") != std::string::npos);
@@ -92,9 +82,9 @@ TEST_CASE("report_self_contained_and_deterministic") {
 }
 
 TEST_CASE("report_blocks_for_large_p") {
-  REQUIRE(commfit("gen uniform -n 200 -d 3 -o u200.json").status == 0);
-  REQUIRE(commfit("plan u200.json --topology hypercube:8 -o u200.plan -q").status == 0);
-  REQUIRE(commfit("report u200.plan -o u200.html -q").status == 0);
+  REQUIRE(cli("gen uniform -n 200 -d 3 -o u200.json").status == 0);
+  REQUIRE(cli("plan u200.json --topology hypercube:8 -o u200.plan -q").status == 0);
+  REQUIRE(cli("report u200.plan -o u200.html -q").status == 0);
   const std::string html = slurp(work() / "u200.html");
   // 200 ranks: blocks of ceil(200 / 64) = 4 ranks, 50 x 50 cells at most.
   CHECK(html.find("blocks of 4 consecutive ranks (50 x 50 cells)") != std::string::npos);
@@ -108,7 +98,7 @@ TEST_CASE("report_blocks_for_large_p") {
 }
 
 TEST_CASE("report_bad_plans") {
-  REQUIRE(commfit("plan " + example("stencil2d_16.json") + " -o s.plan -q").status == 0);
+  REQUIRE(cli("plan " + example("stencil2d_16.json") + " -o s.plan -q").status == 0);
   // A copy of s.plan with one file's text replaced.
   auto edited = [](const std::string& name, const std::string& file, const std::string& from, const std::string& to) {
     fs::remove_all(work() / name);
@@ -132,14 +122,14 @@ TEST_CASE("report_bad_plans") {
     spit(e.path(), text.substr(0, at) + "\"phases\": 16000000," + text.substr(at + 12));
   }
   for (const char* plan : {"renamed.plan", "resized.plan", "candidates.plan", "phases.plan", "missing.plan"}) {
-    const Run r = commfit(std::string("report ") + plan + " -o bad.html");
+    const Run r = cli(std::string("report ") + plan + " -o bad.html");
     CHECK(r.status == 2);
     CHECK(count(r.err, "\n") == 1);
     CHECK_MESSAGE(r.err.rfind("commfit: error: ", 0) == 0, r.err);
     CHECK(!fs::exists(work() / "bad.html"));
   }
-  CHECK(commfit("report phases.plan -o bad.html").err.find("manifest.json: /phases: 16000000 phases for ") != std::string::npos);
-  CHECK(commfit("report candidates.plan -o bad.html").err.find("manifest.json: /options/candidates/0/name: expected a string") != std::string::npos);
+  CHECK(cli("report phases.plan -o bad.html").err.find("manifest.json: /phases: 16000000 phases for ") != std::string::npos);
+  CHECK(cli("report candidates.plan -o bad.html").err.find("manifest.json: /options/candidates/0/name: expected a string") != std::string::npos);
   // No temporary left behind either.
   for (const auto& e : fs::directory_iterator(work())) CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
 }
