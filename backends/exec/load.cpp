@@ -285,7 +285,12 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   stage.assign(rs.staging_bytes, 0);
   phase_ops.assign(phases, PhaseOps{});
   const bool cap = options.max_outstanding > 0;
-  const bool pair = options.pairwise && !cap;
+  // Pairs only under post-all without a cap, and only where this rank's phase is one send and one
+  // receive with the same peer: a Sendrecv blocks, and several of them in a phase (a one-phase
+  // plan has hundreds) would run one after another. Under the handshake protocol the other side
+  // could not tell whether this rank paired (it sees only its own steps), so it would wait for a
+  // ready message that never comes: no pairs there.
+  const bool pair = options.pairwise && !cap && options.protocol == Protocol::post_all;
   std::vector<NetOp> ph_recv, ph_send;
   std::size_t busiest = 0, k = 0;
   stats = ExecStats{};
@@ -325,35 +330,18 @@ void Executor::Impl::compile(const RankSchedule& rs) {
       }
     }
     po.copy_end = static_cast<std::uint32_t>(copies.size());
-    // Pairwise exchanges: exactly one send and one receive with a peer in this phase.
+    // A pairwise exchange: this rank's whole phase is one send to and one receive from one peer.
     po.pair_begin = static_cast<std::uint32_t>(pair_sends.size());
     po.recv_begin = static_cast<std::uint32_t>(recvs.size());
     po.send_begin = static_cast<std::uint32_t>(sends.size());
-    auto run_of = [](const std::vector<NetOp>& v, std::size_t i) {
-      std::size_t j = i;
-      while (j < v.size() && v[j].peer == v[i].peer) ++j;
-      return j - i;
-    };
-    std::vector<bool> paired_send(ph_send.size(), false), paired_recv(ph_recv.size(), false);
-    if (pair) {
-      for (std::size_t i = 0, j = 0; i < ph_send.size() && j < ph_recv.size();) {
-        if (ph_send[i].peer < ph_recv[j].peer) { i += run_of(ph_send, i); continue; }
-        if (ph_recv[j].peer < ph_send[i].peer) { j += run_of(ph_recv, j); continue; }
-        const std::size_t ns = run_of(ph_send, i), nr = run_of(ph_recv, j);
-        if (ns == 1 && nr == 1) {
-          pair_sends.push_back(ph_send[i]);
-          pair_recvs.push_back(ph_recv[j]);
-          paired_send[i] = paired_recv[j] = true;
-          ++stats.pairs;
-        }
-        i += ns;
-        j += nr;
-      }
+    if (pair && ph_send.size() == 1 && ph_recv.size() == 1 && ph_send[0].peer == ph_recv[0].peer) {
+      pair_sends.push_back(ph_send[0]);
+      pair_recvs.push_back(ph_recv[0]);
+      ++stats.pairs;
+    } else {
+      recvs.insert(recvs.end(), ph_recv.begin(), ph_recv.end());
+      sends.insert(sends.end(), ph_send.begin(), ph_send.end());
     }
-    for (std::size_t i = 0; i < ph_recv.size(); ++i)
-      if (!paired_recv[i]) recvs.push_back(ph_recv[i]);
-    for (std::size_t i = 0; i < ph_send.size(); ++i)
-      if (!paired_send[i]) sends.push_back(ph_send[i]);
     po.pair_end = static_cast<std::uint32_t>(pair_sends.size());
     po.recv_end = static_cast<std::uint32_t>(recvs.size());
     po.send_end = static_cast<std::uint32_t>(sends.size());

@@ -57,7 +57,7 @@ void Executor::Impl::run_copies(const PhaseOps& ph, const Call& c) {
 }
 
 void Executor::Impl::run_pairs(const PhaseOps& ph, const Call& c) {
-  // In peer order, which is one global order of rank pairs: blocking pairs cannot form a cycle.
+  // At most one (load.cpp: the rank's whole phase), after the peer has posted or paired its side.
   for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) {
     const NetOp& s = pair_sends[i];
     const NetOp& r = pair_recvs[i];
@@ -92,8 +92,7 @@ void Executor::Impl::run_phase_handshake(const PhaseOps& ph, const Call& c) {
     const NetOp& op = sends[ph.send_begin + i];
     MPI_Irecv(&ready_byte, 0, MPI_BYTE, op.peer, op.tag + 1, comm, &ready_recv[i]);
   }
-  run_copies(ph, c);
-  run_pairs(ph, c);
+  run_copies(ph, c);   // no pairs under the handshake (load.cpp)
   // Sends go out in step order, each once its receiver is ready: the order both sides agreed on.
   for (int i = 0; i < ns; ++i) {
     MPI_Wait(&ready_recv[i], MPI_STATUS_IGNORE);

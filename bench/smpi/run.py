@@ -148,7 +148,7 @@ def main():
             for k, alg in enumerate([None] + algs):
                 methods = "alltoallv" if k > 0 else "ac,exec"
                 cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
-                    a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods, "--no-pairwise"]
+                    a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
                 if k == 0:
                     cmd += ["--lb"]
                     for name, pl in plans:
