@@ -26,17 +26,20 @@ double schedule_cost(const Schedule& s, const CostOptions& c) {
 
 // The quantised split's chunk size and colouring: the cheapest under the synchronous cost model
 // of a few chunk sizes around q* = sqrt(tau t / (mu h)) (where the 2 LB bound holds) up to no
-// split at all, each coloured with exactly D colours and with first fit alone (<= 2D - 1), each
-// then shaved (passes/shave.h). Sizes whose colour table would pass ~2^27 entries are skipped.
+// split at all, each coloured with exactly D colours by first fit (+ Kempe flips), by first fit
+// alone (<= 2D - 1) and by bottleneck peeling (exactly D), each then shaved (passes/shave.h).
+// Sizes whose colour table would pass ~2^27 entries are skipped; so is bottleneck peeling where
+// p·D², a measure of its work, passes 2^26 (e.g. a hot receiver at p = 1024, D = 1023).
 struct Chunked {
   Bytes q = 1;
   std::int64_t slack = 0;
+  bool bottleneck = false;
   Schedule schedule;
 };
 
 Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& passes) {
   const TrafficStats st = traffic_stats(m);
-  if (st.h == 0) return {1, 0, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
+  if (st.h == 0) return {1, 0, false, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
   const double mu = 1.0 / c.bandwidth_Bps;
   const double qstar = c.tau_s > 0 ? std::sqrt(c.tau_s * static_cast<double>(st.t) / (mu * static_cast<double>(st.h))) : 1.0;
   Chunked best_plan;
@@ -47,17 +50,22 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
     if (q == last_q) continue;
     last_q = q;
     const std::int64_t d = quantised_degree(m, q);
-    for (const std::int64_t slack : {std::int64_t{0}, std::max<std::int64_t>(d - 1, 0)}) {
-      if (2.0 * m.ranks * static_cast<double>(d + slack) > static_cast<double>(1 << 27)) continue;
-      if (slack > 0 && d <= 1) continue;
-      Schedule s = passes.run("quantised-split", [&] { return quantised_split(m, q, slack); });
+    auto consider = [&](std::int64_t slack, bool bottleneck, auto&& make) {
+      Schedule s = passes.run("quantised-split", make);
       s = passes.run("shave", [&] { return shave(s); });
       const double cost = schedule_cost(s, c);
       if (best < 0 || cost < best) {
         best = cost;
-        best_plan = {q, slack, std::move(s)};
+        best_plan = {q, slack, bottleneck, std::move(s)};
       }
+    };
+    for (const std::int64_t slack : {std::int64_t{0}, std::max<std::int64_t>(d - 1, 0)}) {
+      if (2.0 * m.ranks * static_cast<double>(d + slack) > static_cast<double>(1 << 27)) continue;
+      if (slack > 0 && d <= 1) continue;
+      consider(slack, false, [&] { return quantised_split(m, q, slack); });
     }
+    if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 26))
+      consider(0, true, [&] { return quantised_split_bottleneck(m, q); });
   }
   commfit_assert(best >= 0, "quantised", "no chunk size fits the colour table limit");
   return best_plan;
@@ -113,10 +121,11 @@ StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRu
     return out;
   }
   if (a == "quantised") {
-    Chunked chunked = o.chunk ? Chunked{o.chunk, 0, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
+    Chunked chunked = o.chunk ? Chunked{o.chunk, 0, false, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
                               : choose_chunk(m, o.cost, passes);
     out.schedule = std::move(chunked.schedule);
     out.options["chunk"] = chunked.q;
+    out.options["colouring"] = chunked.bottleneck ? "bottleneck" : "first-fit";
     out.options["colour_slack"] = chunked.slack;
   } else if (a == "lp") {
     out.schedule = passes.run("decompose", [&] { return decompose_lp(m); });
