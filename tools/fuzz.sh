@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each one, seeded with the
 # fixtures and examples: the matrix JSON and Matrix Market readers, the plan readers (JSON and
-# binary) and the verifier (docs/HARDENING.md).
+# binary), the verifier, and commfit extract's readers (gmsh .msh, Matrix Market pattern, partition
+# vector; docs/HARDENING.md).
 #   tools/fuzz.sh SECONDS     time-bounded run per target (long runs: tools/fuzz.sh 3600)
 #   tools/fuzz.sh --runs N    N inputs per target from seed 1: deterministic, for CI
 # A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
@@ -13,7 +14,8 @@ limit=(-max_total_time="${1:-60}")
 build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
   -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
-cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify commfit
+cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify \
+  fuzz_msh fuzz_mtx_pattern commfit
 status=0
 run() {
   local target=$1; shift
@@ -33,6 +35,11 @@ run() {
 run fuzz_matrix_json tests/fixtures/matrix/good/*.json tests/fixtures/matrix/bad/*.json examples/*.json
 run fuzz_matrix_market tests/fixtures/mtx/good/*.mtx tests/fixtures/mtx/bad/*.mtx examples/*.mtx
 run fuzz_plan_json tests/fixtures/plan/good/*.json tests/fixtures/plan/bad/*.json
+run fuzz_msh tests/fixtures/extract/good/*.msh tests/fixtures/extract/bad/*.msh
+# fuzz_mtx_pattern: the first two bytes of an input are the partition's vertex and part counts.
+mkdir -p "$build/seeds-part"
+for f in tests/fixtures/extract/*/*.part; do printf '\x05\x00' | cat - "$f" > "$build/seeds-part/$(basename "$f")"; done
+run fuzz_mtx_pattern tests/fixtures/extract/good/*.mtx tests/fixtures/extract/bad/*.mtx "$build"/seeds-part/*.part
 # Seeds of the binary reader and the verifier: plans of small matrices, several strategies.
 seeds="$build/seeds"
 rm -rf "$seeds"
