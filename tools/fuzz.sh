@@ -5,6 +5,7 @@
 # vector; docs/HARDENING.md).
 #   tools/fuzz.sh SECONDS     time-bounded run per target (long runs: tools/fuzz.sh 3600)
 #   tools/fuzz.sh --runs N    N inputs per target from seed 1: deterministic, for CI
+#   COMMFIT_FUZZ_ONLY="fuzz_msh fuzz_mtx_pattern" tools/fuzz.sh 600    only those targets
 # A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
 # fixture with a golden (tests/fixtures, tools/update_error_goldens.sh).
 set -euo pipefail
@@ -19,6 +20,8 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_marke
 status=0
 run() {
   local target=$1; shift
+  # COMMFIT_FUZZ_ONLY="fuzz_msh fuzz_verify": run only these targets (long runs of a few).
+  [[ -z ${COMMFIT_FUZZ_ONLY:-} || " $COMMFIT_FUZZ_ONLY " == *" $target "* ]] || return 0
   local corpus="$build/corpus-$target" artifacts="$build/artifacts-$target/"
   rm -rf "$artifacts"
   mkdir -p "$corpus" "$artifacts"
