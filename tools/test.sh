@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds commfit with its tests and runs them all (unit, property,
 # CLI, golden and MPI executor tests) with CTest, after a bounded run of the fuzz targets.
-# COMMFIT_SANITIZE=ON bash tools/test.sh makes the test build the sanitized one (ASan + UBSan +
-# LSan): the whole suite runs under the sanitizers (docs/HARDENING.md "Sanitizers"). Off by
-# default until the whole suite has been measured passing under them within the CI time.
+# The test build is the sanitized one (ASan + UBSan + LSan): the whole suite runs under the
+# sanitizers (docs/HARDENING.md "Sanitizers"; about 14 min here from a clean clone).
+# COMMFIT_SANITIZE=OFF bash tools/test.sh runs it on the plain build instead (about 10 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 build=${COMMFIT_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_SANITIZE="${COMMFIT_SANITIZE:-OFF}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_SANITIZE="${COMMFIT_SANITIZE:-ON}"
 cmake --build "$build" -j "$(nproc)"
 # The fuzz targets (libFuzzer, ASan + UBSan): a fixed number of inputs from a fixed seed, so the
 # run is bounded and deterministic. Long runs: tools/fuzz.sh SECONDS.
-bash tools/fuzz.sh --runs 100000
+bash tools/fuzz.sh --runs 50000
 # Open MPI refuses to start as root unless told to; the executor tests run under mpirun.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Sanitizer runtime options. Only instrumented programs read them (mpirun, Chromium, gmsh and
