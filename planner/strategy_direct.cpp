@@ -29,7 +29,7 @@ double schedule_cost(const Schedule& s, const CostOptions& c) {
 // split at all, each coloured with exactly D colours by first fit (+ Kempe flips), by first fit
 // alone (<= 2D - 1) and by bottleneck peeling (exactly D), each then shaved (passes/shave.h).
 // Sizes whose colour table would pass ~2^27 entries are skipped; so is bottleneck peeling where
-// p·D², a measure of its work, passes 2^26 (e.g. a hot receiver at p = 1024, D = 1023).
+// p·D², a measure of its work, passes 2^23 (e.g. a hot receiver at p = 256, D = 255: 1.7 s).
 struct Chunked {
   Bytes q = 1;
   std::int64_t slack = 0;
@@ -64,7 +64,7 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
       if (slack > 0 && d <= 1) continue;
       consider(slack, false, [&] { return quantised_split(m, q, slack); });
     }
-    if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 26))
+    if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 23))
       consider(0, true, [&] { return quantised_split_bottleneck(m, q); });
   }
   commfit_assert(best >= 0, "quantised", "no chunk size fits the colour table limit");
