@@ -33,6 +33,7 @@ SHAPES = {
     "tapered-1024": ("FAT_TREE", "2;32,32;1,8;1,1", "fattree:2;32,32;1,8;1,1"),
     "torus-1024": ("TORUS", "16,8,8", "torus:16x8x8"),
     "dragonfly-1024": ("DRAGONFLY", "8,8;4,2;8,2;4", "full"),
+    "fattree-4096": ("FAT_TREE", "2;64,64;1,64;1,1", "fattree:2;64,64;1,64;1,1"),
 }
 
 
