@@ -11,7 +11,7 @@
 # --quick: two 64-rank platforms, 3 patterns, 2 alltoallv algorithms, small planner cases (about
 # 3.5 min here once built); default: the set of bench/smpi/run.py (64, 256, 1024 and 4096 ranks on fat
 # trees, tapered fat trees, tori and dragonflies) and planner cases up to 10^7 messages (about
-# 37 min here). docs/PERFORMANCE.md "Benchmarks at scale" has the numbers and how to read them.
+# 27-33 min here). docs/PERFORMANCE.md "Benchmarks at scale" has the numbers and how to read them.
 # The build directory (default ./build) is configured (Release) if it does not exist; only the
 # targets needed are built, with -j1.
 set -euo pipefail
