@@ -113,9 +113,9 @@ class MultiColouring {
 };
 
 // Bottleneck peeling (the min-bottleneck perfect matching heuristic of SS/TDMA time-slot
-// assignment, weighted edge colouring): pad the multigraph
-// to D-regular with 0-byte dummy pieces between ranks below D (sender and receiver sides are
-// apart, so a dummy may join a rank to itself); a D-regular bipartite multigraph is D perfect
+// assignment, weighted edge colouring): pad the multigraph to D-regular with 0-byte dummy pieces
+// between ranks below D (sender and receiver sides are apart, so a dummy may join a rank to
+// itself); a D-regular bipartite multigraph is D perfect
 // matchings (König). Peel them off one at a time, each the perfect matching whose largest piece
 // is smallest: binary search over the remaining piece sizes, from the largest of the ranks'
 // smallest pieces (every rank is matched) up, each test a Hopcroft–Karp maximum matching on the

@@ -21,10 +21,11 @@ namespace commfit {
 Schedule quantised_split(const CommMatrix& m, Bytes q, std::int64_t slack = 0);
 
 // The same pieces coloured by bottleneck peeling (min-bottleneck perfect matchings, a weighted
-// edge-colouring heuristic of SS/TDMA time-slot assignment): padded to D-regular with 0-byte dummies, the multigraph is peeled into D perfect
-// matchings, each the one whose largest piece is smallest (binary search over sizes,
-// Hopcroft–Karp). Exactly D phases, pieces of similar size together. Work: D binary searches of
-// O(log E) matchings of O(E sqrt p) each, E = pieces + dummies (the strategy caps D·E).
+// edge-colouring heuristic of SS/TDMA time-slot assignment): padded to D-regular with 0-byte
+// dummies, the multigraph is peeled into D perfect matchings, each the one whose largest piece is
+// smallest (binary search over sizes, Hopcroft–Karp). Exactly D phases, pieces of similar size
+// together. Work: D binary searches of O(log E) matchings of O(E sqrt p) each, E = p·D pieces and
+// dummies (the strategy skips it beyond p·D² = 2^23).
 Schedule quantised_split_bottleneck(const CommMatrix& m, Bytes q);
 
 
