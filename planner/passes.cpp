@@ -17,6 +17,7 @@ constexpr NamedEntry kPasses[] = {
     {"park", "Pinar-Hendrickson §3.1", "memory phases, greedy: receive what fits, park on ranks with spare memory"},
     {"relaxation", "Pinar-Hendrickson §3.1", "memory phases: continuous relaxation, ceil(T/M) equal pieces plus pre/post phases"},
     {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph largest first (D or <= 2D-1 phases)"},
+    {"profile-split", "beyond Ranka-Wang §6", "cut a few messages so h+1 or h+2 phases have a lower sum of phase maxima (template search, matched cuts)"},
     {"shave", "beyond Ranka-Wang §6", "move the tails of a phase's largest pieces into phases where both ends are idle; drop empty phases"},
     {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
 };
@@ -30,7 +31,7 @@ constexpr NamedEntry kAlgorithms[] = {
     {"rs_nlph", "Ranka-Wang §6", "RS_NLP with heap-based splitting, lambda swept by the cost model"},
     {"rs_nlh", "Ranka-Wang §6, §7.2", "RS_NLPH without pairwise exchanges"},
     {"lp", "Ranka-Wang §4.1 Fig. 2", "linear permutation: phase k pairs i with i XOR k (or i +- k mod p)"},
-    {"quantised", "beyond Ranka-Wang §6", "pieces of at most q bytes, coloured largest first, shaved; q and colouring by the cost model"},
+    {"quantised", "beyond Ranka-Wang §6", "pieces of at most q bytes or profile-split messages, shaved; q and colouring by the cost model"},
 };
 
 constexpr StrategyEntry kStrategies[] = {

@@ -5,6 +5,7 @@
 #include "passes/decompose_rs_n.h"
 #include "passes/decompose_rs_nlp.h"
 #include "passes/heap_split.h"
+#include "passes/profile_split.h"
 #include "passes/link_check.h"
 #include "passes/quantised_split.h"
 #include "passes/shave.h"
@@ -27,45 +28,56 @@ double schedule_cost(const Schedule& s, const CostOptions& c) {
 // The quantised split's chunk size and colouring: the cheapest under the synchronous cost model
 // of a few chunk sizes around q* = sqrt(tau t / (mu h)) (where the 2 LB bound holds) up to no
 // split at all, each coloured with exactly D colours by first fit (+ Kempe flips), by first fit
-// alone (<= 2D - 1) and by bottleneck peeling (exactly D), each then shaved (passes/shave.h).
+// alone (<= 2D - 1) and by bottleneck peeling (exactly D), each then shaved (passes/shave.h);
+// and the profile split of the whole messages (h to h + 2 phases, passes/profile_split.h).
 // Sizes whose colour table would pass ~2^27 entries are skipped; so is bottleneck peeling where
-// p·D², a measure of its work, passes 2^23 (e.g. a hot receiver at p = 256, D = 255: 1.7 s).
+// p·D², a measure of its work, passes 2^23 (e.g. a hot receiver at p = 256, D = 255: 1.7 s), and
+// the profile split where h > 32 or messages x h passes 2^20 (its template checks grow as h^3;
+// 1.2 s at p = 1024, h = 16, about 6 s at p = 4096).
 struct Chunked {
   Bytes q = 1;
   std::int64_t slack = 0;
-  bool bottleneck = false;
+  const char* colouring = "first-fit";
   Schedule schedule;
 };
 
 Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& passes) {
   const TrafficStats st = traffic_stats(m);
-  if (st.h == 0) return {1, 0, false, passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
+  if (st.h == 0) return {1, 0, "first-fit", passes.run("quantised-split", [&] { return quantised_split(m, 1); })};
   const double mu = 1.0 / c.bandwidth_Bps;
   const double qstar = c.tau_s > 0 ? std::sqrt(c.tau_s * static_cast<double>(st.t) / (mu * static_cast<double>(st.h))) : 1.0;
   Chunked best_plan;
   double best = -1;
+  auto consider_plan = [&](Bytes q, std::int64_t slack, const char* colouring, const char* pass, auto&& make) {
+    Schedule s = passes.run(pass, make);
+    s = passes.run("shave", [&] { return shave(s); });
+    const double cost = schedule_cost(s, c);
+    if (best < 0 || cost < best) {
+      best = cost;
+      best_plan = {q, slack, colouring, std::move(s)};
+    }
+  };
   Bytes last_q = 0;
   for (double f : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1e300}) {
     const Bytes q = f > 1e200 ? st.max_message : static_cast<Bytes>(std::clamp(qstar * f, 1.0, static_cast<double>(st.max_message)));
     if (q == last_q) continue;
     last_q = q;
     const std::int64_t d = quantised_degree(m, q);
-    auto consider = [&](std::int64_t slack, bool bottleneck, auto&& make) {
-      Schedule s = passes.run("quantised-split", make);
-      s = passes.run("shave", [&] { return shave(s); });
-      const double cost = schedule_cost(s, c);
-      if (best < 0 || cost < best) {
-        best = cost;
-        best_plan = {q, slack, bottleneck, std::move(s)};
-      }
+    auto consider = [&](std::int64_t slack, const char* colouring, auto&& make) {
+      consider_plan(q, slack, colouring, "quantised-split", make);
     };
     for (const std::int64_t slack : {std::int64_t{0}, std::max<std::int64_t>(d - 1, 0)}) {
       if (2.0 * m.ranks * static_cast<double>(d + slack) > static_cast<double>(1 << 27)) continue;
       if (slack > 0 && d <= 1) continue;
-      consider(slack, false, [&] { return quantised_split(m, q, slack); });
+      consider(slack, "first-fit", [&] { return quantised_split(m, q, slack); });
     }
     if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 23))
-      consider(0, true, [&] { return quantised_split_bottleneck(m, q); });
+      consider(0, "bottleneck", [&] { return quantised_split_bottleneck(m, q); });
+  }
+  if (st.h <= 32 && static_cast<double>(st.messages) * static_cast<double>(st.h) <= static_cast<double>(1 << 20)) {
+    ProfileSplitOptions po;
+    po.cost = c;
+    consider_plan(st.max_message, 0, "profile", "profile-split", [&] { return profile_split(m, po); });
   }
   commfit_assert(best >= 0, "quantised", "no chunk size fits the colour table limit");
   return best_plan;
@@ -121,11 +133,11 @@ StrategyOutput strategy_direct(const CommMatrix& m, const PlanOptions& o, PassRu
     return out;
   }
   if (a == "quantised") {
-    Chunked chunked = o.chunk ? Chunked{o.chunk, 0, false, passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
+    Chunked chunked = o.chunk ? Chunked{o.chunk, 0, "first-fit", passes.run("quantised-split", [&] { return quantised_split(m, o.chunk); })}
                               : choose_chunk(m, o.cost, passes);
     out.schedule = std::move(chunked.schedule);
     out.options["chunk"] = chunked.q;
-    out.options["colouring"] = chunked.bottleneck ? "bottleneck" : "first-fit";
+    out.options["colouring"] = chunked.colouring;
     out.options["colour_slack"] = chunked.slack;
   } else if (a == "lp") {
     out.schedule = passes.run("decompose", [&] { return decompose_lp(m); });

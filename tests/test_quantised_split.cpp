@@ -5,6 +5,7 @@
 #include "passes/quantised_split.h"
 #include "passes/shave.h"
 #include "passes/verify.h"
+#include "support/split_matrices.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
 
@@ -15,26 +16,8 @@
 
 using namespace commfit;
 
-namespace {
-
-std::vector<CommMatrix> matrices() {
-  std::vector<CommMatrix> out;
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    out.push_back(gen_random_sparse(static_cast<Rank>(3 + seed * 7), 0.3, 1 << 16, seed, true));
-    out.push_back(gen_lognormal(static_cast<Rank>(16 + seed * 5), 0.2, 4096, 2.0, seed));
-    out.push_back(gen_hot_receiver(static_cast<Rank>(10 + seed * 3), 0, 1 << 20, 0.1, seed));
-    out.push_back(gen_nonuniform(64, static_cast<int>(4 * seed), 256, seed));
-  }
-  out.push_back(gen_dense(12, 100000, 5));
-  out.push_back(make_matrix(1, {{0, 0, 7}}));
-  out.push_back(make_matrix(2, {{0, 1, 1}, {1, 0, 1000000}}));
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("quantised_split_verifies_with_exactly_D_phases") {
-  for (const CommMatrix& m : matrices()) {
+  for (const CommMatrix& m : test::split_test_matrices()) {
     const TrafficStats st = traffic_stats(m);
     for (Bytes q : {Bytes{1} << 10, Bytes{4096}, Bytes{1} << 14, st.max_message + 1}) {
       if (q == 0 || 2.0 * m.ranks * static_cast<double>(quantised_degree(m, q)) > 1e7) continue;
@@ -51,7 +34,7 @@ TEST_CASE("quantised_split_verifies_with_exactly_D_phases") {
 
 TEST_CASE("quantised_split_costs_at_most_2_LB_at_q_star") {
   const CostOptions c;
-  for (const CommMatrix& m : matrices()) {
+  for (const CommMatrix& m : test::split_test_matrices()) {
     const TrafficStats st = traffic_stats(m);
     if (st.h == 0) continue;
     const double mu = 1 / c.bandwidth_Bps;
@@ -78,7 +61,7 @@ TEST_CASE("quantised_plans_through_the_pipeline") {
 }
 
 TEST_CASE("quantised_split_with_slack_verifies_within_its_colour_cap") {
-  for (const CommMatrix& m : matrices()) {
+  for (const CommMatrix& m : test::split_test_matrices()) {
     const TrafficStats st = traffic_stats(m);
     for (Bytes q : {Bytes{4096}, st.max_message + 1}) {
       const std::int64_t d = quantised_degree(m, q);
@@ -97,7 +80,7 @@ TEST_CASE("quantised_split_with_slack_verifies_within_its_colour_cap") {
 }
 
 TEST_CASE("quantised_split_bottleneck_verifies_with_exactly_D_phases") {
-  for (const CommMatrix& m : matrices()) {
+  for (const CommMatrix& m : test::split_test_matrices()) {
     const TrafficStats st = traffic_stats(m);
     for (Bytes q : {Bytes{4096}, st.max_message + 1}) {
       const std::int64_t d = quantised_degree(m, q);
@@ -192,7 +175,7 @@ TEST_CASE("shave_cuts_a_phase_to_the_level_its_busiest_piece_allows") {
 }
 
 TEST_CASE("shave_never_raises_cost_and_every_result_verifies") {
-  for (const CommMatrix& m : matrices()) {
+  for (const CommMatrix& m : test::split_test_matrices()) {
     const TrafficStats st = traffic_stats(m);
     std::vector<Schedule> inputs;
     if (st.h > 0 && 4.0 * m.ranks * static_cast<double>(quantised_degree(m, 4096)) <= 1e7) {

@@ -1,0 +1,569 @@
+#include "passes/profile_split.h"
+
+#include "ir/error.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace commfit {
+namespace {
+
+// A piece of a message: bytes [offset, offset + bytes) of src -> dst.
+struct Item {
+  Rank u, v;
+  Bytes offset, bytes;
+};
+
+// Ports: senders 0..p-1, receivers p..2p-1.
+using Profile = std::vector<Bytes>;   // a port's piece sizes, largest first
+
+// Does the sorted profile r fit under the template T (r_j <= T_j, no more pieces than levels)?
+bool under(const Profile& r, const std::vector<Bytes>& T) {
+  if (r.size() > T.size()) return false;
+  for (std::size_t j = 0; j < r.size(); ++j)
+    if (r[j] > T[j]) return false;
+  return true;
+}
+
+Profile without_one(const Profile& r, Bytes s) {
+  Profile out = r;
+  out.erase(std::find(out.begin(), out.end(), s));
+  return out;
+}
+
+Profile with_cut(const Profile& r, Bytes s, Bytes a) {
+  Profile out = without_one(r, s);
+  for (Bytes piece : {a, s - a}) out.insert(std::upper_bound(out.begin(), out.end(), piece, std::greater<>()), piece);
+  return out;
+}
+
+// Does r fit under T after at most `cuts` messages are cut in two? Only a piece at or above the
+// first position over its level can help (cutting a smaller one leaves that position as it is),
+// and one of the two new pieces can be taken to fill a level exactly. *fit gets a fitting profile.
+bool fits(const Profile& r, const std::vector<Bytes>& T, int cuts, Profile* fit) {
+  if (r.size() > T.size()) return false;
+  std::size_t over = r.size();
+  for (std::size_t j = 0; j < r.size(); ++j)
+    if (r[j] > T[j]) {
+      over = j;
+      break;
+    }
+  if (over == r.size()) {
+    if (fit) *fit = r;
+    return true;
+  }
+  if (cuts == 0 || r.size() == T.size()) return false;
+  for (std::size_t i = 0; i <= over; ++i) {
+    if (i > 0 && r[i] == r[i - 1]) continue;
+    const Bytes s = r[i];
+    for (std::size_t j = 0; j < T.size(); ++j) {
+      if (j > 0 && T[j] == T[j - 1]) continue;
+      for (Bytes a : {T[j], s - std::min(s, T[j])})
+        if (a > 0 && a < s && fits(with_cut(r, s, a), T, cuts - 1, fit)) return true;
+    }
+  }
+  return false;
+}
+
+// A matching of a bipartite multigraph (senders x receivers) that covers every "tight" vertex,
+// using only "usable" edges. Augmenting paths from each uncovered tight vertex may end at a free
+// vertex or at one that is not tight (which then gives up its edge): the Mendelsohn-Dulmage
+// exchange, so a matching covering the tight senders and then the tight receivers is found if one
+// exists. Edges are tried in the given order (largest piece first), and the optional greedy start
+// takes them in that order too.
+class CoverMatching {
+ public:
+  CoverMatching(Rank p, const std::vector<Item>& items, const std::vector<std::int64_t>& order)
+      : p_(p), items_(items), adj_(static_cast<std::size_t>(2 * p)), match_(static_cast<std::size_t>(2 * p), -1),
+        seen_(static_cast<std::size_t>(2 * p), 0) {
+    for (std::int64_t e : order) {
+      adj_[port_u(e)].push_back(e);
+      adj_[port_v(e)].push_back(e);
+    }
+  }
+
+  // match(x): the edge covering port x, or -1.
+  std::int64_t match(std::size_t x) const { return match_[x]; }
+
+  template <class Usable, class Tight>
+  bool run(const std::vector<std::int64_t>& order, Usable usable, Tight tight, bool greedy) {
+    std::fill(match_.begin(), match_.end(), -1);
+    if (greedy)
+      for (std::int64_t e : order)
+        if (usable(e) && match_[port_u(e)] < 0 && match_[port_v(e)] < 0) take(e);
+    for (std::size_t x = 0; x < match_.size(); ++x)
+      if (tight(x) && match_[x] < 0 && !augment(x, usable, tight)) return false;
+    return true;
+  }
+
+ private:
+  std::size_t port_u(std::int64_t e) const { return static_cast<std::size_t>(items_[static_cast<std::size_t>(e)].u); }
+  std::size_t port_v(std::int64_t e) const { return static_cast<std::size_t>(p_ + items_[static_cast<std::size_t>(e)].v); }
+  std::size_t other(std::int64_t e, std::size_t x) const { return x == port_u(e) ? port_v(e) : port_u(e); }
+  void take(std::int64_t e) {
+    match_[port_u(e)] = e;
+    match_[port_v(e)] = e;
+  }
+
+  // Breadth-first over the ports on root's side; queue_[i] reached by edge via_[i] from queue_[from_[i]].
+  template <class Usable, class Tight>
+  bool augment(std::size_t root, Usable usable, Tight tight) {
+    ++stamp_;
+    queue_.assign(1, root);
+    via_.assign(1, -1);
+    from_.assign(1, -1);
+    seen_[root] = stamp_;
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      const std::size_t x = queue_[i];
+      for (std::int64_t e : adj_[x]) {
+        if (match_[x] == e || !usable(e)) continue;
+        const std::size_t y = other(e, x);
+        const std::int64_t held = match_[y];
+        const std::size_t x2 = held < 0 ? 0 : other(held, y);
+        if (held < 0 || !tight(x2)) {
+          if (held >= 0) match_[x2] = -1;   // x2 is not tight: it may go without
+          std::int64_t edge = e;
+          for (std::int64_t at = static_cast<std::int64_t>(i);; ) {
+            take(edge);
+            if (from_[static_cast<std::size_t>(at)] < 0) break;
+            edge = via_[static_cast<std::size_t>(at)];
+            at = from_[static_cast<std::size_t>(at)];
+          }
+          return true;
+        }
+        if (seen_[x2] == stamp_) continue;
+        seen_[x2] = stamp_;
+        queue_.push_back(x2);
+        via_.push_back(e);
+        from_.push_back(static_cast<std::int64_t>(i));
+      }
+    }
+    return false;
+  }
+
+  Rank p_;
+  const std::vector<Item>& items_;
+  std::vector<std::vector<std::int64_t>> adj_;
+  std::vector<std::int64_t> match_;
+  std::vector<std::uint32_t> seen_;
+  std::uint32_t stamp_ = 0;
+  std::vector<std::size_t> queue_;
+  std::vector<std::int64_t> via_, from_;
+};
+
+std::vector<std::int64_t> largest_first(const std::vector<Item>& items) {
+  std::vector<std::int64_t> order(items.size());
+  for (std::size_t e = 0; e < items.size(); ++e) order[e] = static_cast<std::int64_t>(e);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return items[static_cast<std::size_t>(a)].bytes > items[static_cast<std::size_t>(b)].bytes;
+  });
+  return order;
+}
+
+std::vector<Profile> profiles(Rank p, const std::vector<Item>& items) {
+  std::vector<Profile> port(static_cast<std::size_t>(2 * p));
+  for (const Item& it : items) {
+    port[static_cast<std::size_t>(it.u)].push_back(it.bytes);
+    port[static_cast<std::size_t>(p + it.v)].push_back(it.bytes);
+  }
+  for (Profile& r : port) std::sort(r.begin(), r.end(), std::greater<>());
+  return port;
+}
+
+// Step 3 of the header: colours items with P colours, levels T (largest first; empty: none),
+// phase by phase from the smallest level. A phase's matching is left in `cover`.
+class TemplateColouring {
+ public:
+  TemplateColouring(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<Bytes>& T, int lookahead)
+      : p_(p), P_(P), items_(items), T_(T), lookahead_(lookahead), order_(largest_first(items)),
+        alive_(items.size(), 1), degree_(static_cast<std::size_t>(2 * p), 0), colour_(items.size(), -1),
+        cover_(p, items, order_), rest_(static_cast<std::size_t>(2 * p)), lo_(rest_.size()), hi_(rest_.size()),
+        forced_(rest_.size()) {
+    for (const Item& it : items) {
+      ++degree_[port_u(it)];
+      ++degree_[port_v(it)];
+    }
+  }
+
+  std::vector<std::int32_t> run() {
+    for (std::int64_t k = P_; k >= 1; --k) {   // k phases left, this one is colour P - k
+      Bytes cap = 0;
+      bool templated = false;
+      if (!phase(k, cap, templated)) break;   // nothing left
+      if (lookahead_ > 0 && k >= 2) cap = look_ahead(k, cap, templated);
+      take(colour_of(k));
+    }
+    for (std::int32_t c : colour_) commfit_assert(c >= 0, "profile_split", "a piece left uncoloured");
+    return colour_;
+  }
+
+ private:
+  std::size_t port_u(const Item& it) const { return static_cast<std::size_t>(it.u); }
+  std::size_t port_v(const Item& it) const { return static_cast<std::size_t>(p_ + it.v); }
+  std::int32_t colour_of(std::int64_t k) const { return static_cast<std::int32_t>(P_ - k); }
+
+  // Remaining levels after the phase with k left: the k - 1 largest. A port whose remaining
+  // pieces do not fit under them is forced; it may give up the piece at position i only if
+  // positions < i already fit (i <= first position over) and every later piece fits one level up.
+  void classify(std::int64_t k) {
+    const std::size_t left = static_cast<std::size_t>(k - 1);
+    for (Profile& r : rest_) r.clear();
+    for (std::size_t e = 0; e < items_.size(); ++e)
+      if (alive_[e]) {
+        rest_[port_u(items_[e])].push_back(items_[e].bytes);
+        rest_[port_v(items_[e])].push_back(items_[e].bytes);
+      }
+    for (std::size_t x = 0; x < rest_.size(); ++x) {
+      Profile& r = rest_[x];
+      std::sort(r.begin(), r.end(), std::greater<>());
+      std::size_t over = r.size();
+      for (std::size_t j = 0; j < r.size(); ++j)
+        if (j >= left || r[j] > T_[j]) {
+          over = j;
+          break;
+        }
+      forced_[x] = over < r.size();
+      lo_[x] = 0;
+      hi_[x] = std::numeric_limits<Bytes>::max();
+      if (!forced_[x]) continue;
+      std::size_t from = r.size() - 1;
+      while (from > 0 && from - 1 < left && r[from] <= T_[from - 1]) --from;
+      lo_[x] = from > over ? 1 : r[over];   // [1, 0]: nothing it can give up keeps it fitting
+      hi_[x] = from > over ? 0 : r[from];
+    }
+  }
+
+  // A matching for the phase with k left at cap c: under the template (forced ports covered,
+  // each giving up an allowed piece) or, without it, covering the ports with k pieces left.
+  bool test(std::int64_t k, Bytes c, bool templated) {
+    if (templated)
+      return cover_.run(order_, [&](std::int64_t e) {
+        const Item& it = items_[static_cast<std::size_t>(e)];
+        const std::size_t a = port_u(it), b = port_v(it);
+        return alive_[static_cast<std::size_t>(e)] && it.bytes <= c && it.bytes >= lo_[a] && it.bytes <= hi_[a] && it.bytes >= lo_[b] && it.bytes <= hi_[b];
+      }, [&](std::size_t x) { return forced_[x] != 0; }, true);
+    return cover_.run(order_, [&](std::int64_t e) { return alive_[static_cast<std::size_t>(e)] && items_[static_cast<std::size_t>(e)].bytes <= c; },
+                      [&](std::size_t x) { return degree_[x] == k; }, true);
+  }
+
+  // Distinct sizes of the pieces left, at least floor, ascending.
+  void sizes_from(Bytes floor) {
+    sizes_.clear();
+    for (std::size_t e = 0; e < items_.size(); ++e)
+      if (alive_[e] && items_[e].bytes >= floor) sizes_.push_back(items_[e].bytes);
+    std::sort(sizes_.begin(), sizes_.end());
+    sizes_.erase(std::unique(sizes_.begin(), sizes_.end()), sizes_.end());
+  }
+
+  // The least cap with a matching for the phase with k left (left in cover_); false if no piece
+  // is left. The template's level first, then the least size above it, then without the template.
+  bool phase(std::int64_t k, Bytes& cap, bool& templated) {
+    if (!T_.empty()) {
+      classify(k);
+      templated = true;
+      cap = T_[static_cast<std::size_t>(k - 1)];
+      if (test(k, cap, true)) return true;
+      sizes_from(cap);
+      if (least(k, true, cap)) return true;
+    }
+    templated = false;
+    sizes_from(0);
+    if (sizes_.empty()) return false;
+    const bool found = least(k, false, cap);
+    commfit_assert(found, "profile_split", "no matching covers the ports of largest degree");
+    return true;
+  }
+
+  bool least(std::int64_t k, bool templated, Bytes& cap) {
+    if (sizes_.empty() || !test(k, sizes_.back(), templated)) return false;
+    std::size_t a = 0, b = sizes_.size() - 1;
+    while (a < b) {
+      const std::size_t mid = a + (b - a) / 2;
+      if (test(k, sizes_[mid], templated)) b = mid;
+      else a = mid + 1;
+    }
+    cap = sizes_[b];
+    return test(k, cap, templated);
+  }
+
+  std::vector<std::int64_t> matched() const {
+    std::vector<std::int64_t> out;
+    for (Rank u = 0; u < p_; ++u)
+      if (cover_.match(static_cast<std::size_t>(u)) >= 0) out.push_back(cover_.match(static_cast<std::size_t>(u)));
+    return out;
+  }
+
+  void take(std::int32_t colour) {
+    for (std::int64_t e : matched()) set(e, colour);
+  }
+  void set(std::int64_t e, std::int32_t colour) {
+    const Item& it = items_[static_cast<std::size_t>(e)];
+    const int d = colour >= 0 ? -1 : 1;
+    alive_[static_cast<std::size_t>(e)] = colour >= 0 ? 0 : 1;
+    colour_[static_cast<std::size_t>(e)] = colour;
+    degree_[port_u(it)] += d;
+    degree_[port_v(it)] += d;
+  }
+
+  // One step of lookahead: a few caps above the least, each priced as its largest piece plus the
+  // least cap of the next phase; leaves the chosen cap's matching in cover_.
+  Bytes look_ahead(std::int64_t k, Bytes least_cap, bool templated) {
+    std::vector<Bytes> caps{least_cap};
+    sizes_from(least_cap + 1);
+    for (std::size_t i = 0; i < sizes_.size() && static_cast<int>(caps.size()) <= lookahead_; ++i) caps.push_back(sizes_[i]);
+    Bytes best_cap = least_cap;
+    double best = -1;
+    for (Bytes c : caps) {
+      if (templated) classify(k);
+      if (!test(k, c, templated)) continue;
+      const std::vector<std::int64_t> m = matched();
+      Bytes top = 0;
+      for (std::int64_t e : m) top = std::max(top, items_[static_cast<std::size_t>(e)].bytes);
+      for (std::int64_t e : m) set(e, 0);
+      Bytes next = 0;
+      bool next_templated = false;
+      phase(k - 1, next, next_templated);
+      for (std::int64_t e : m) set(e, -1);
+      const double score = static_cast<double>(top) + static_cast<double>(next);
+      if (best < 0 || score < best) {
+        best = score;
+        best_cap = c;
+      }
+    }
+    if (templated) classify(k);
+    test(k, best_cap, templated);
+    return best_cap;
+  }
+
+  Rank p_;
+  std::int64_t P_;
+  const std::vector<Item>& items_;
+  const std::vector<Bytes>& T_;
+  int lookahead_;
+  std::vector<std::int64_t> order_;
+  std::vector<char> alive_;
+  std::vector<std::int64_t> degree_;
+  std::vector<std::int32_t> colour_;
+  CoverMatching cover_;
+  std::vector<Profile> rest_;
+  std::vector<Bytes> lo_, hi_, sizes_;
+  std::vector<char> forced_;
+};
+
+std::vector<std::int32_t> colour(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<Bytes>& T, int lookahead) {
+  return TemplateColouring(p, P, items, T, lookahead).run();
+}
+
+// Step 1: candidate templates for P levels, cheapest first, each admitting one more cut per port
+// with a spare slot.
+std::vector<std::vector<Bytes>> templates(std::int64_t P, const std::vector<Profile>& port) {
+  const std::size_t levels = static_cast<std::size_t>(P);
+  std::vector<Bytes> envelope(levels, 0);
+  Bytes top = 0;
+  for (const Profile& r : port)
+    for (std::size_t j = 0; j < r.size() && j < levels; ++j) {
+      envelope[j] = std::max(envelope[j], r[j]);
+      top = std::max(top, r[j]);
+    }
+  if (top == 0) return {};
+  std::vector<Profile> fit(port.size());   // the last fitting profile of each port: a fast yes
+  std::size_t last_failed = 0;
+  auto feasible = [&](const std::vector<Bytes>& T) {
+    auto ok = [&](std::size_t x) {
+      if (!fit[x].empty() && under(fit[x], T)) return true;
+      const int cuts = static_cast<std::int64_t>(port[x].size()) < P ? 1 : 0;
+      return fits(port[x], T, cuts, &fit[x]);
+    };
+    if (!ok(last_failed)) return false;
+    for (std::size_t x = 0; x < port.size(); ++x)
+      if (!ok(x)) {
+        last_failed = x;
+        return false;
+      }
+    return true;
+  };
+  const Bytes step = std::max<Bytes>(1, top / 1024);
+  std::vector<std::pair<Bytes, std::vector<Bytes>>> found;
+  for (int trial = 0; trial <= 25; ++trial)
+    for (int bottom_up = 0; bottom_up < 2; ++bottom_up) {
+      const Bytes extra = top / 50 * static_cast<Bytes>(trial);
+      std::vector<Bytes> T = envelope;
+      for (Bytes& level : T)
+        if (level == 0) level = extra;
+      std::sort(T.begin(), T.end(), std::greater<>());
+      if (!feasible(T)) continue;
+      auto lower = [&](std::size_t j) {   // as far as every port still fits, in steps
+        Bytes a = j + 1 < levels ? T[j + 1] : 0, b = T[j];
+        while (a + step <= b) {
+          const Bytes mid = a + (b - a) / (2 * step) * step;
+          std::vector<Bytes> U = T;
+          U[j] = mid;
+          if (feasible(U)) b = mid;
+          else a = mid + step;
+        }
+        const bool moved = b < T[j];
+        T[j] = b;
+        return moved;
+      };
+      // First every level but the trial one (in one of two orders), then all of them.
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::size_t i = 0; i < levels; ++i) {
+          const std::size_t j = bottom_up ? levels - 1 - i : i;
+          if (j == levels - 1 && T[j] == extra) continue;
+          moved |= lower(j);
+        }
+      }
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::size_t j = 0; j < levels; ++j) moved |= lower(j);
+      }
+      Bytes sum = 0;
+      for (Bytes level : T) sum += level;
+      found.push_back({sum, T});
+    }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  std::vector<std::vector<Bytes>> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+// Step 2: one cut per port that needs one, consistent at both ends; empty if there is none.
+std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<Profile>& port,
+                         const std::vector<Bytes>& T, std::int64_t& cuts) {
+  std::vector<char> needs(port.size());
+  bool any = false;
+  for (std::size_t x = 0; x < port.size(); ++x) {
+    needs[x] = !under(port[x], T);
+    any = any || needs[x];
+  }
+  cuts = 0;
+  if (!any) return items;
+  std::vector<Bytes> at(items.size(), 0);   // the first piece's size if this message may be cut
+  std::vector<std::int64_t> order;
+  for (std::size_t e = 0; e < items.size(); ++e) {
+    const std::size_t a = static_cast<std::size_t>(items[e].u), b = static_cast<std::size_t>(p + items[e].v);
+    if (!needs[a] && !needs[b]) continue;
+    if (static_cast<std::int64_t>(port[a].size()) >= P || static_cast<std::int64_t>(port[b].size()) >= P) continue;
+    const Bytes s = items[e].bytes;
+    for (std::size_t j = 0; j < T.size() && at[e] == 0; ++j)
+      for (Bytes piece : {T[j], s - std::min(s, T[j])})
+        if (piece > 0 && piece < s && under(with_cut(port[a], s, piece), T) && under(with_cut(port[b], s, piece), T)) {
+          at[e] = piece;
+          break;
+        }
+    if (at[e] > 0) order.push_back(static_cast<std::int64_t>(e));
+  }
+  CoverMatching cover(p, items, order);
+  if (!cover.run(order, [&](std::int64_t e) { return at[static_cast<std::size_t>(e)] > 0; },
+                 [&](std::size_t x) { return needs[x] != 0; }, false))
+    return {};
+  std::vector<Item> out;
+  out.reserve(items.size() + port.size());
+  for (std::size_t e = 0; e < items.size(); ++e) {
+    const Item& it = items[e];
+    if (cover.match(static_cast<std::size_t>(it.u)) == static_cast<std::int64_t>(e)) {
+      out.push_back({it.u, it.v, it.offset, at[e]});
+      out.push_back({it.u, it.v, it.offset + at[e], it.bytes - at[e]});
+      ++cuts;
+    } else {
+      out.push_back(it);
+    }
+  }
+  return out;
+}
+
+double cost_of(std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour, const CostOptions& c) {
+  std::vector<Bytes> top(static_cast<std::size_t>(P), 0);
+  for (std::size_t e = 0; e < items.size(); ++e)
+    top[static_cast<std::size_t>(colour[e])] = std::max(top[static_cast<std::size_t>(colour[e])], items[e].bytes);
+  double s = 0;
+  for (Bytes b : top)
+    if (b > 0) s += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+  return s;
+}
+
+double template_cost(const std::vector<Bytes>& T, const CostOptions& c) {
+  double s = 0;
+  for (Bytes b : T)
+    if (b > 0) s += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+  return s;
+}
+
+}  // namespace
+
+Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, ProfileSplitReport* report) {
+  commfit_assert(o.extra_phases >= 0 && o.templates >= 1 && o.lookahead >= 0, "profile_split", "bad options");
+  const Rank p = m.ranks;
+  std::vector<Item> items;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i != j && b > 0) items.push_back({i, j, 0, b});
+  });
+  std::int64_t d = 0;
+  for (const Profile& r : profiles(p, items)) d = std::max(d, static_cast<std::int64_t>(r.size()));
+
+  struct Best {
+    double cost = -1;
+    std::int64_t P = 0;
+    std::vector<Item> items;
+    std::vector<std::int32_t> colour;
+  } best;
+  ProfileSplitReport local;
+  ProfileSplitReport& r = report ? *report : local;
+  r = {};
+  auto keep = [&](std::int64_t P, const std::vector<Item>& its, std::vector<std::int32_t> col, double cost) {
+    if (best.cost < 0 || cost < best.cost) best = {cost, P, its, std::move(col)};
+  };
+  {
+    std::vector<std::int32_t> col = colour(p, d, items, {}, static_cast<int>(o.lookahead));
+    const double cost = cost_of(d, items, col, o.cost);
+    r.stages.push_back({d, 0, cost, 0});
+    keep(d, items, std::move(col), cost);
+  }
+  for (std::int64_t P = d + 1; d > 0 && P <= d + o.extra_phases; ++P) {
+    const std::vector<Profile> port = profiles(p, items);
+    std::int64_t tried = 0;
+    double stage_best = -1;
+    ProfileSplitReport::Stage stage{P, 0, 0, 0};
+    std::vector<Item> next;
+    for (const std::vector<Bytes>& T : templates(P, port)) {
+      std::int64_t cuts = 0;
+      std::vector<Item> cut = cut_to(p, P, items, port, T, cuts);
+      if (cut.empty()) continue;
+      std::vector<std::int32_t> col = colour(p, P, cut, T, static_cast<int>(o.lookahead));
+      const double cost = cost_of(P, cut, col, o.cost);
+      if (stage_best < 0 || cost < stage_best) {
+        stage_best = cost;
+        stage = {P, template_cost(T, o.cost), cost, cuts};
+        next = cut;
+        keep(P, cut, std::move(col), cost);
+      }
+      if (++tried == o.templates) break;
+    }
+    if (stage_best < 0) break;   // no template admits consistent cuts: stop here
+    r.stages.push_back(stage);
+    if (best.P == P) r.chosen = r.stages.size() - 1;
+    items = std::move(next);
+  }
+
+  // Assemble, dropping colours no piece took.
+  std::vector<std::int32_t> renumber(static_cast<std::size_t>(std::max<std::int64_t>(best.P, 1)), -1);
+  std::int32_t phases = 0;
+  for (std::int32_t c : best.colour) renumber[static_cast<std::size_t>(c)] = 0;
+  for (std::int32_t& c : renumber)
+    if (c == 0) c = phases++;
+  Schedule s;
+  s.ranks = p;
+  s.phases = static_cast<Phase>(phases);
+  s.transfers.reserve(best.items.size());
+  for (std::size_t e = 0; e < best.items.size(); ++e) {
+    const Item& it = best.items[e];
+    s.transfers.push_back({static_cast<Phase>(renumber[static_cast<std::size_t>(best.colour[e])]), it.u, it.v, {it.u, it.v, it.offset, it.bytes}});
+  }
+  s.copies = local_copies(m);
+  canonicalize(s);
+  return s;
+}
+
+}  // namespace commfit
