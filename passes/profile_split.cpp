@@ -474,21 +474,21 @@ std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items,
   return out;
 }
 
-double cost_of(std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour, const CostOptions& c) {
-  std::vector<Bytes> top(static_cast<std::size_t>(P), 0);
-  for (std::size_t e = 0; e < items.size(); ++e)
-    top[static_cast<std::size_t>(colour[e])] = std::max(top[static_cast<std::size_t>(colour[e])], items[e].bytes);
+// The synchronous cost of phases with these largest pieces (0: an empty phase, free).
+double phases_cost(const std::vector<Bytes>& largest, const CostOptions& c) {
   double s = 0;
-  for (Bytes b : top)
+  for (Bytes b : largest)
     if (b > 0) s += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
   return s;
 }
 
-double template_cost(const std::vector<Bytes>& T, const CostOptions& c) {
-  double s = 0;
-  for (Bytes b : T)
-    if (b > 0) s += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
-  return s;
+double cost_of(std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour, const CostOptions& c) {
+  std::vector<Bytes> largest(static_cast<std::size_t>(P), 0);
+  for (std::size_t e = 0; e < items.size(); ++e) {
+    Bytes& top = largest[static_cast<std::size_t>(colour[e])];
+    top = std::max(top, items[e].bytes);
+  }
+  return phases_cost(largest, c);
 }
 
 }  // namespace
@@ -501,7 +501,13 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
     if (i != j && b > 0) items.push_back({i, j, 0, b});
   });
   std::int64_t d = 0;
-  for (const Profile& r : profiles(p, items)) d = std::max(d, static_cast<std::int64_t>(r.size()));
+  Bytes t = 0;   // the busiest port's bytes
+  for (const Profile& r : profiles(p, items)) {
+    d = std::max(d, static_cast<std::int64_t>(r.size()));
+    Bytes sum = 0;
+    for (Bytes b : r) sum += b;
+    t = std::max(t, sum);
+  }
 
   struct Best {
     double cost = -1;
@@ -522,6 +528,8 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
     keep(d, items, std::move(col), cost);
   }
   for (std::int64_t P = d + 1; d > 0 && P <= d + o.extra_phases; ++P) {
+    const double floor = static_cast<double>(P) * o.cost.tau_s + static_cast<double>(t) / o.cost.bandwidth_Bps;
+    if (floor >= best.cost || (o.to_beat_s > 0 && floor >= o.to_beat_s)) break;   // no P-phase schedule can win
     const std::vector<Profile> port = profiles(p, items);
     std::int64_t tried = 0;
     double stage_best = -1;
@@ -535,7 +543,7 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
       const double cost = cost_of(P, cut, col, o.cost);
       if (stage_best < 0 || cost < stage_best) {
         stage_best = cost;
-        stage = {P, template_cost(T, o.cost), cost, cuts};
+        stage = {P, phases_cost(T, o.cost), cost, cuts};
         next = cut;
         keep(P, cut, std::move(col), cost);
       }

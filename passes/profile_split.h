@@ -21,7 +21,9 @@
 //     largest remaining degree (König: one always exists). With lookahead L, up to L larger caps
 //     are also tried, each priced as its largest piece plus the next phase's least cap.
 // Stage P = D colours the messages by step 3 without a template (bottleneck by binary search).
-// The cheapest of the stages under the synchronous cost model is returned.
+// The cheapest of the stages under the synchronous cost model is returned. No P-phase schedule
+// costs less than P tau + mu t (t: the busiest port's bytes), so the stages stop at the first P
+// where that reaches the cheapest cost so far or to_beat_s.
 // Needs: a valid CommMatrix. Guarantees: a direct schedule (every piece from its source to its
 // destination), every phase a partial permutation, every network byte sent exactly once, at most
 // D + extra_phases phases, deterministic.
@@ -39,6 +41,7 @@ struct ProfileSplitOptions {
   std::int64_t templates = 4;      // consistent templates coloured per stage, cheapest kept
   std::int64_t lookahead = 2;      // caps above the least tried per phase (0: none), see step 3
   CostOptions cost;                // prices the stages
+  double to_beat_s = 0;            // a cost already reached elsewhere (0: none); see below
 };
 
 struct ProfileSplitReport {

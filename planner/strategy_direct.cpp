@@ -77,6 +77,7 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
   if (st.h <= 32 && static_cast<double>(st.messages) * static_cast<double>(st.h) <= static_cast<double>(1 << 20)) {
     ProfileSplitOptions po;
     po.cost = c;
+    po.to_beat_s = best;
     consider_plan(st.max_message, 0, "profile", "profile-split", [&] { return profile_split(m, po); });
   }
   commfit_assert(best >= 0, "quantised", "no chunk size fits the colour table limit");
