@@ -25,22 +25,38 @@ bool under(const Profile& r, const std::vector<Bytes>& T) {
   return true;
 }
 
-Profile without_one(const Profile& r, Bytes s) {
-  Profile out = r;
-  out.erase(std::find(out.begin(), out.end(), s));
-  return out;
+// Is r with its piece at position i cut into x and y (x + y = r[i]) still under T? A merge of
+// the two new pieces into r's order, without building the profile.
+bool under_cut(const Profile& r, std::size_t i, Bytes x, Bytes y, const std::vector<Bytes>& T) {
+  if (r.size() + 1 > T.size()) return false;
+  const Bytes big = std::max(x, y), small = std::min(x, y);
+  std::size_t at = 0, pos = 0;
+  int cut = 0;   // new pieces placed so far
+  while (pos < r.size() + 1) {
+    if (at == i) ++at;
+    const Bytes next_new = cut == 0 ? big : cut == 1 ? small : 0;
+    const bool take_new = cut < 2 && (at >= r.size() || next_new >= r[at]);
+    const Bytes piece = take_new ? next_new : r[at];
+    if (piece > T[pos]) return false;
+    if (take_new) ++cut;
+    else ++at;
+    ++pos;
+  }
+  return true;
 }
 
-Profile with_cut(const Profile& r, Bytes s, Bytes a) {
-  Profile out = without_one(r, s);
+Profile with_cut(const Profile& r, std::size_t i, Bytes a) {
+  Profile out = r;
+  const Bytes s = out[i];
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
   for (Bytes piece : {a, s - a}) out.insert(std::upper_bound(out.begin(), out.end(), piece, std::greater<>()), piece);
   return out;
 }
 
-// Does r fit under T after at most `cuts` messages are cut in two? Only a piece at or above the
-// first position over its level can help (cutting a smaller one leaves that position as it is),
-// and one of the two new pieces can be taken to fill a level exactly. *fit gets a fitting profile.
-bool fits(const Profile& r, const std::vector<Bytes>& T, int cuts, Profile* fit) {
+// Does r fit under T, after one message is cut in two if `cut`? Only a piece at or above the first
+// position over its level can help (cutting a smaller one leaves that position as it is), and one
+// of the two new pieces can be taken to fill a level exactly. *fit gets a fitting profile.
+bool fits(const Profile& r, const std::vector<Bytes>& T, bool cut, Profile* fit) {
   if (r.size() > T.size()) return false;
   std::size_t over = r.size();
   for (std::size_t j = 0; j < r.size(); ++j)
@@ -52,14 +68,17 @@ bool fits(const Profile& r, const std::vector<Bytes>& T, int cuts, Profile* fit)
     if (fit) *fit = r;
     return true;
   }
-  if (cuts == 0 || r.size() == T.size()) return false;
+  if (!cut || r.size() == T.size()) return false;
   for (std::size_t i = 0; i <= over; ++i) {
     if (i > 0 && r[i] == r[i - 1]) continue;
     const Bytes s = r[i];
     for (std::size_t j = 0; j < T.size(); ++j) {
       if (j > 0 && T[j] == T[j - 1]) continue;
       for (Bytes a : {T[j], s - std::min(s, T[j])})
-        if (a > 0 && a < s && fits(with_cut(r, s, a), T, cuts - 1, fit)) return true;
+        if (a > 0 && a < s && under_cut(r, i, a, s - a, T)) {
+          if (fit) *fit = with_cut(r, i, a);
+          return true;
+        }
     }
   }
   return false;
@@ -80,6 +99,14 @@ class CoverMatching {
       adj_[port_u(e)].push_back(e);
       adj_[port_v(e)].push_back(e);
     }
+  }
+
+  // Forget the edges `keep` rejects (pieces already coloured), in `order` and in every port's list.
+  template <class Keep>
+  void prune(std::vector<std::int64_t>& order, Keep keep) {
+    auto drop = [&](std::vector<std::int64_t>& list) { list.erase(std::remove_if(list.begin(), list.end(), [&](std::int64_t e) { return !keep(e); }), list.end()); };
+    drop(order);
+    for (auto& list : adj_) drop(list);
   }
 
   // match(x): the edge covering port x, or -1.
@@ -182,11 +209,15 @@ class TemplateColouring {
     for (const Item& it : items) {
       ++degree_[port_u(it)];
       ++degree_[port_v(it)];
+      rest_[port_u(it)].push_back(it.bytes);
+      rest_[port_v(it)].push_back(it.bytes);
     }
+    for (Profile& r : rest_) std::sort(r.begin(), r.end(), std::greater<>());
   }
 
   std::vector<std::int32_t> run() {
     for (std::int64_t k = P_; k >= 1; --k) {   // k phases left, this one is colour P - k
+      if (k < P_) cover_.prune(order_, [&](std::int64_t e) { return alive_[static_cast<std::size_t>(e)] != 0; });
       Bytes cap = 0;
       bool templated = false;
       if (!phase(k, cap, templated)) break;   // nothing left
@@ -207,15 +238,8 @@ class TemplateColouring {
   // positions < i already fit (i <= first position over) and every later piece fits one level up.
   void classify(std::int64_t k) {
     const std::size_t left = static_cast<std::size_t>(k - 1);
-    for (Profile& r : rest_) r.clear();
-    for (std::size_t e = 0; e < items_.size(); ++e)
-      if (alive_[e]) {
-        rest_[port_u(items_[e])].push_back(items_[e].bytes);
-        rest_[port_v(items_[e])].push_back(items_[e].bytes);
-      }
     for (std::size_t x = 0; x < rest_.size(); ++x) {
-      Profile& r = rest_[x];
-      std::sort(r.begin(), r.end(), std::greater<>());
+      const Profile& r = rest_[x];
       std::size_t over = r.size();
       for (std::size_t j = 0; j < r.size(); ++j)
         if (j >= left || r[j] > T_[j]) {
@@ -303,6 +327,10 @@ class TemplateColouring {
     colour_[static_cast<std::size_t>(e)] = colour;
     degree_[port_u(it)] += d;
     degree_[port_v(it)] += d;
+    for (Profile* r : {&rest_[port_u(it)], &rest_[port_v(it)]}) {
+      if (colour >= 0) r->erase(std::lower_bound(r->begin(), r->end(), it.bytes, std::greater<>()));
+      else r->insert(std::upper_bound(r->begin(), r->end(), it.bytes, std::greater<>()), it.bytes);
+    }
   }
 
   // One step of lookahead: a few caps above the least, each priced as its largest piece plus the
@@ -366,13 +394,17 @@ std::vector<std::vector<Bytes>> templates(std::int64_t P, const std::vector<Prof
       top = std::max(top, r[j]);
     }
   if (top == 0) return {};
-  std::vector<Profile> fit(port.size());   // the last fitting profile of each port: a fast yes
+  // fit[x]: the last fitting profile of port x, a fast yes. Within one descent every template
+  // tried is the current one with one level j lowered, and every fit[x] lies under the current
+  // one, so only position j needs a look (changed = j); at a descent's start all of it does.
+  std::vector<Profile> fit(port.size());
   std::size_t last_failed = 0;
-  auto feasible = [&](const std::vector<Bytes>& T) {
+  constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+  auto feasible = [&](const std::vector<Bytes>& T, std::size_t changed) {
     auto ok = [&](std::size_t x) {
-      if (!fit[x].empty() && under(fit[x], T)) return true;
-      const int cuts = static_cast<std::int64_t>(port[x].size()) < P ? 1 : 0;
-      return fits(port[x], T, cuts, &fit[x]);
+      const Profile& f = fit[x];
+      if (!f.empty() && (changed == kAll ? under(f, T) : f.size() <= changed || f[changed] <= T[changed])) return true;
+      return fits(port[x], T, static_cast<std::int64_t>(port[x].size()) < P, &fit[x]);
     };
     if (!ok(last_failed)) return false;
     for (std::size_t x = 0; x < port.size(); ++x)
@@ -391,14 +423,14 @@ std::vector<std::vector<Bytes>> templates(std::int64_t P, const std::vector<Prof
       for (Bytes& level : T)
         if (level == 0) level = extra;
       std::sort(T.begin(), T.end(), std::greater<>());
-      if (!feasible(T)) continue;
+      if (!feasible(T, kAll)) continue;
       auto lower = [&](std::size_t j) {   // as far as every port still fits, in steps
         Bytes a = j + 1 < levels ? T[j + 1] : 0, b = T[j];
         while (a + step <= b) {
           const Bytes mid = a + (b - a) / (2 * step) * step;
           std::vector<Bytes> U = T;
           U[j] = mid;
-          if (feasible(U)) b = mid;
+          if (feasible(U, j)) b = mid;
           else a = mid + step;
         }
         const bool moved = b < T[j];
@@ -447,9 +479,13 @@ std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items,
     if (!needs[a] && !needs[b]) continue;
     if (static_cast<std::int64_t>(port[a].size()) >= P || static_cast<std::int64_t>(port[b].size()) >= P) continue;
     const Bytes s = items[e].bytes;
+    const auto index = [&](const Profile& r) {
+      return static_cast<std::size_t>(std::find(r.begin(), r.end(), s) - r.begin());
+    };
+    const std::size_t ia = index(port[a]), ib = index(port[b]);
     for (std::size_t j = 0; j < T.size() && at[e] == 0; ++j)
       for (Bytes piece : {T[j], s - std::min(s, T[j])})
-        if (piece > 0 && piece < s && under(with_cut(port[a], s, piece), T) && under(with_cut(port[b], s, piece), T)) {
+        if (piece > 0 && piece < s && under_cut(port[a], ia, piece, s - piece, T) && under_cut(port[b], ib, piece, s - piece, T)) {
           at[e] = piece;
           break;
         }

@@ -32,8 +32,9 @@ double schedule_cost(const Schedule& s, const CostOptions& c) {
 // and the profile split of the whole messages (h to h + 2 phases, passes/profile_split.h).
 // Sizes whose colour table would pass ~2^27 entries are skipped; so is bottleneck peeling where
 // p·D², a measure of its work, passes 2^23 (e.g. a hot receiver at p = 256, D = 255: 1.7 s), and
-// the profile split where h > 32 or messages x h passes 2^20 (its template checks grow as h^3;
-// 1.2 s at p = 1024, h = 16, about 6 s at p = 4096).
+// the profile split where h > 64, messages x h passes 2^22 (its colourings) or 2p h^3 passes 2^28
+// (its template checks, about h^3 per port: 0.5 s at p = 1024, h = 16; 2 s at h = 32; 6 s at
+// h = 48; 3 s at p = 4096, h = 16).
 struct Chunked {
   Bytes q = 1;
   std::int64_t slack = 0;
@@ -74,7 +75,8 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
     if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 23))
       consider(0, "bottleneck", [&] { return quantised_split_bottleneck(m, q); });
   }
-  if (st.h <= 32 && static_cast<double>(st.messages) * static_cast<double>(st.h) <= static_cast<double>(1 << 20)) {
+  const double h = static_cast<double>(st.h);
+  if (st.h <= 64 && static_cast<double>(st.messages) * h <= 0x1p22 && 2.0 * m.ranks * h * h * h <= 0x1p28) {
     ProfileSplitOptions po;
     po.cost = c;
     po.to_beat_s = best;
