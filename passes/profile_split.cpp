@@ -198,22 +198,14 @@ std::vector<Profile> profiles(Rank p, const std::vector<Item>& items) {
 }
 
 // Step 3 of the header: colours items with P colours, levels T (largest first; empty: none),
-// phase by phase from the smallest level. A phase's matching is left in `cover`.
+// phase by phase from the smallest level. A phase's matching is left in `cover_`; rest_[x] holds
+// port x's uncoloured pieces, largest first (its size is the port's remaining degree).
 class TemplateColouring {
  public:
   TemplateColouring(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<Bytes>& T, int lookahead)
       : p_(p), P_(P), items_(items), T_(T), lookahead_(lookahead), order_(largest_first(items)),
-        alive_(items.size(), 1), degree_(static_cast<std::size_t>(2 * p), 0), colour_(items.size(), -1),
-        cover_(p, items, order_), rest_(static_cast<std::size_t>(2 * p)), lo_(rest_.size()), hi_(rest_.size()),
-        forced_(rest_.size()) {
-    for (const Item& it : items) {
-      ++degree_[port_u(it)];
-      ++degree_[port_v(it)];
-      rest_[port_u(it)].push_back(it.bytes);
-      rest_[port_v(it)].push_back(it.bytes);
-    }
-    for (Profile& r : rest_) std::sort(r.begin(), r.end(), std::greater<>());
-  }
+        alive_(items.size(), 1), colour_(items.size(), -1), cover_(p, items, order_), rest_(profiles(p, items)),
+        lo_(rest_.size()), hi_(rest_.size()), forced_(rest_.size()) {}
 
   std::vector<std::int32_t> run() {
     for (std::int64_t k = P_; k >= 1; --k) {   // k phases left, this one is colour P - k
@@ -267,7 +259,7 @@ class TemplateColouring {
         return alive_[static_cast<std::size_t>(e)] && it.bytes <= c && it.bytes >= lo_[a] && it.bytes <= hi_[a] && it.bytes >= lo_[b] && it.bytes <= hi_[b];
       }, [&](std::size_t x) { return forced_[x] != 0; }, true);
     return cover_.run(order_, [&](std::int64_t e) { return alive_[static_cast<std::size_t>(e)] && items_[static_cast<std::size_t>(e)].bytes <= c; },
-                      [&](std::size_t x) { return degree_[x] == k; }, true);
+                      [&](std::size_t x) { return static_cast<std::int64_t>(rest_[x].size()) == k; }, true);
   }
 
   // Distinct sizes of the pieces left, at least floor, ascending.
@@ -322,11 +314,8 @@ class TemplateColouring {
   }
   void set(std::int64_t e, std::int32_t colour) {
     const Item& it = items_[static_cast<std::size_t>(e)];
-    const int d = colour >= 0 ? -1 : 1;
     alive_[static_cast<std::size_t>(e)] = colour >= 0 ? 0 : 1;
     colour_[static_cast<std::size_t>(e)] = colour;
-    degree_[port_u(it)] += d;
-    degree_[port_v(it)] += d;
     for (Profile* r : {&rest_[port_u(it)], &rest_[port_v(it)]}) {
       if (colour >= 0) r->erase(std::lower_bound(r->begin(), r->end(), it.bytes, std::greater<>()));
       else r->insert(std::upper_bound(r->begin(), r->end(), it.bytes, std::greater<>()), it.bytes);
@@ -370,7 +359,6 @@ class TemplateColouring {
   int lookahead_;
   std::vector<std::int64_t> order_;
   std::vector<char> alive_;
-  std::vector<std::int64_t> degree_;
   std::vector<std::int32_t> colour_;
   CoverMatching cover_;
   std::vector<Profile> rest_;

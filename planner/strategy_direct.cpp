@@ -5,8 +5,8 @@
 #include "passes/decompose_rs_n.h"
 #include "passes/decompose_rs_nlp.h"
 #include "passes/heap_split.h"
-#include "passes/profile_split.h"
 #include "passes/link_check.h"
+#include "passes/profile_split.h"
 #include "passes/quantised_split.h"
 #include "passes/shave.h"
 #include "planner/passes.h"
@@ -64,16 +64,13 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
     if (q == last_q) continue;
     last_q = q;
     const std::int64_t d = quantised_degree(m, q);
-    auto consider = [&](std::int64_t slack, const char* colouring, auto&& make) {
-      consider_plan(q, slack, colouring, "quantised-split", make);
-    };
     for (const std::int64_t slack : {std::int64_t{0}, std::max<std::int64_t>(d - 1, 0)}) {
       if (2.0 * m.ranks * static_cast<double>(d + slack) > static_cast<double>(1 << 27)) continue;
       if (slack > 0 && d <= 1) continue;
-      consider(slack, "first-fit", [&] { return quantised_split(m, q, slack); });
+      consider_plan(q, slack, "first-fit", "quantised-split", [&] { return quantised_split(m, q, slack); });
     }
     if (static_cast<double>(m.ranks) * static_cast<double>(d) * static_cast<double>(d) <= static_cast<double>(1 << 23))
-      consider(0, "bottleneck", [&] { return quantised_split_bottleneck(m, q); });
+      consider_plan(q, 0, "bottleneck", "quantised-split", [&] { return quantised_split_bottleneck(m, q); });
   }
   const double h = static_cast<double>(st.h);
   if (st.h <= 64 && static_cast<double>(st.messages) * h <= 0x1p22 && 2.0 * m.ranks * h * h * h <= 0x1p28) {
