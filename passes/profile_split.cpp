@@ -1,6 +1,7 @@
 #include "passes/profile_split.h"
 
 #include "ir/error.h"
+#include "passes/level_search.h"
 
 #include <algorithm>
 #include <limits>
@@ -506,13 +507,27 @@ double phases_cost(const std::vector<Bytes>& largest, const CostOptions& c) {
   return s;
 }
 
-double cost_of(std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour, const CostOptions& c) {
-  std::vector<Bytes> largest(static_cast<std::size_t>(P), 0);
+// The P-phase schedule of pieces `items`, piece e in phase colour[e] (empty phases kept).
+Schedule assemble(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour) {
+  Schedule s;
+  s.ranks = p;
+  s.phases = static_cast<Phase>(P);
+  s.transfers.reserve(items.size());
   for (std::size_t e = 0; e < items.size(); ++e) {
-    Bytes& top = largest[static_cast<std::size_t>(colour[e])];
-    top = std::max(top, items[e].bytes);
+    const Item& it = items[e];
+    s.transfers.push_back({static_cast<Phase>(colour[e]), it.u, it.v, {it.u, it.v, it.offset, it.bytes}});
   }
-  return phases_cost(largest, c);
+  return s;
+}
+
+// Step 4 (passes/level_search.h) on a coloured stage, toward its template T if it has one.
+Schedule searched(const CommMatrix& m, Schedule s, const std::vector<Bytes>& T, const ProfileSplitOptions& o) {
+  if (o.search_effort == 0) return s;
+  LevelSearchOptions lo;
+  lo.target = T;
+  lo.effort = o.search_effort;
+  lo.seed = static_cast<std::uint64_t>(s.phases);
+  return level_search(m, s, lo);
 }
 
 }  // namespace
@@ -533,69 +548,67 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
     t = std::max(t, sum);
   }
 
-  struct Best {
-    double cost = -1;
-    std::int64_t P = 0;
-    std::vector<Item> items;
-    std::vector<std::int32_t> colour;
-  } best;
   ProfileSplitReport local;
   ProfileSplitReport& r = report ? *report : local;
   r = {};
-  auto keep = [&](std::int64_t P, const std::vector<Item>& its, std::vector<std::int32_t> col, double cost) {
-    if (best.cost < 0 || cost < best.cost) best = {cost, P, its, std::move(col)};
+  Schedule best;
+  double best_cost = -1;
+  // Colours, searches and prices one way of cutting the stage's pieces; keeps the cheapest.
+  auto cost_of = [&](const Schedule& s) { return phases_cost(phase_max_piece(s), o.cost); };
+  auto keep = [&](Schedule s, double cost) {
+    if (best_cost >= 0 && cost >= best_cost) return false;
+    best_cost = cost;
+    best = std::move(s);
+    return true;
   };
   {
-    std::vector<std::int32_t> col = colour(p, d, items, {}, static_cast<int>(o.lookahead));
-    const double cost = cost_of(d, items, col, o.cost);
-    r.stages.push_back({d, 0, cost, 0});
-    keep(d, items, std::move(col), cost);
+    Schedule s = assemble(p, d, items, colour(p, d, items, {}, static_cast<int>(o.lookahead)));
+    ProfileSplitReport::Stage stage{d, 0, cost_of(s), 0, 0};
+    stage.estimate_s = cost_of(s);
+    keep(std::move(s), stage.estimate_s);
+    r.stages.push_back(stage);
   }
   for (std::int64_t P = d + 1; d > 0 && P <= d + o.extra_phases; ++P) {
     const double floor = static_cast<double>(P) * o.cost.tau_s + static_cast<double>(t) / o.cost.bandwidth_Bps;
-    if (floor >= best.cost || (o.to_beat_s > 0 && floor >= o.to_beat_s)) break;   // no P-phase schedule can win
+    if (floor >= best_cost || (o.to_beat_s > 0 && floor >= o.to_beat_s)) break;   // no P-phase schedule can win
     const std::vector<Profile> port = profiles(p, items);
     std::int64_t tried = 0;
-    double stage_best = -1;
-    ProfileSplitReport::Stage stage{P, 0, 0, 0};
+    ProfileSplitReport::Stage stage{P, 0, 0, 0, 0};
+    Schedule coloured;
+    std::vector<Bytes> target;
     std::vector<Item> next;
     for (const std::vector<Bytes>& T : templates(P, port)) {
       std::int64_t cuts = 0;
       std::vector<Item> cut = cut_to(p, P, items, port, T, cuts);
       if (cut.empty()) continue;
-      std::vector<std::int32_t> col = colour(p, P, cut, T, static_cast<int>(o.lookahead));
-      const double cost = cost_of(P, cut, col, o.cost);
-      if (stage_best < 0 || cost < stage_best) {
-        stage_best = cost;
-        stage = {P, phases_cost(T, o.cost), cost, cuts};
-        next = cut;
-        keep(P, cut, std::move(col), cost);
+      Schedule s = assemble(p, P, cut, colour(p, P, cut, T, static_cast<int>(o.lookahead)));
+      const double cost = cost_of(s);
+      if (next.empty() || cost < stage.coloured_s) {
+        stage = {P, phases_cost(T, o.cost), cost, cost, cuts};
+        coloured = std::move(s);
+        target = T;
+        next = std::move(cut);
       }
       if (++tried == o.templates) break;
     }
-    if (stage_best < 0) break;   // no template admits consistent cuts: stop here
+    if (next.empty()) break;   // no template admits consistent cuts: stop here
+    Schedule s = searched(m, std::move(coloured), target, o);   // step 4 on the cheapest colouring
+    stage.estimate_s = cost_of(s);
+    if (keep(std::move(s), stage.estimate_s)) r.chosen = r.stages.size();
     r.stages.push_back(stage);
-    if (best.P == P) r.chosen = r.stages.size() - 1;
     items = std::move(next);
   }
 
-  // Assemble, dropping colours no piece took.
-  std::vector<std::int32_t> renumber(static_cast<std::size_t>(std::max<std::int64_t>(best.P, 1)), -1);
-  std::int32_t phases = 0;
-  for (std::int32_t c : best.colour) renumber[static_cast<std::size_t>(c)] = 0;
-  for (std::int32_t& c : renumber)
-    if (c == 0) c = phases++;
-  Schedule s;
-  s.ranks = p;
-  s.phases = static_cast<Phase>(phases);
-  s.transfers.reserve(best.items.size());
-  for (std::size_t e = 0; e < best.items.size(); ++e) {
-    const Item& it = best.items[e];
-    s.transfers.push_back({static_cast<Phase>(renumber[static_cast<std::size_t>(best.colour[e])]), it.u, it.v, {it.u, it.v, it.offset, it.bytes}});
-  }
-  s.copies = local_copies(m);
-  canonicalize(s);
-  return s;
+  // Phases no piece took are dropped.
+  std::vector<Phase> renumber(static_cast<std::size_t>(best.phases), 0);
+  Phase phases = 0;
+  const std::vector<Bytes> top = phase_max_piece(best);
+  for (std::size_t k = 0; k < renumber.size(); ++k) renumber[k] = top[k] > 0 ? phases++ : 0;
+  for (Transfer& x : best.transfers) x.phase = renumber[static_cast<std::size_t>(x.phase)];
+  best.phases = phases;
+  best.copies = local_copies(m);
+  canonicalize(best);
+  return best;
 }
 
 }  // namespace commfit

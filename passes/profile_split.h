@@ -20,7 +20,10 @@
 //     raised to the smallest that has one; failing that, to a matching covering the ports of
 //     largest remaining degree (König: one always exists). With lookahead L, up to L larger caps
 //     are also tried, each priced as its largest piece plus the next phase's least cap.
-// Stage P = D colours the messages by step 3 without a template (bottleneck by binary search).
+//  4. lowers the coloured stage's phase maxima by the level search (passes/level_search.h), which
+//     first tries the template itself: the colouring of step 3 misses it where ranks must meet.
+// Stage P = D colours the messages by step 3 without a template (bottleneck by binary search),
+// then searches as in step 4.
 // The cheapest of the stages under the synchronous cost model is returned. No P-phase schedule
 // costs less than P tau + mu t (t: the busiest port's bytes), so the stages stop at the first P
 // where that reaches the cheapest cost so far or to_beat_s.
@@ -28,7 +31,8 @@
 // destination), every phase a partial permutation, every network byte sent exactly once, at most
 // D + extra_phases phases, deterministic.
 // Work: per stage a few hundred template checks of O(ports x D^2 x P) in the worst case (cached
-// per port), and P matchings; callers gate it (planner/strategy_direct.cpp).
+// per port), P matchings and a level search per template; callers gate it
+// (planner/strategy_direct.cpp).
 #pragma once
 
 #include "ir/cost_model.h"
@@ -40,6 +44,7 @@ struct ProfileSplitOptions {
   std::int64_t extra_phases = 2;   // stages beyond P = D
   std::int64_t templates = 4;      // consistent templates coloured per stage, cheapest kept
   std::int64_t lookahead = 2;      // caps above the least tried per phase (0: none), see step 3
+  std::int64_t search_effort = 16; // level search moves per message and attempt (0: no step 4)
   CostOptions cost;                // prices the stages
   double to_beat_s = 0;            // a cost already reached elsewhere (0: none); see below
 };
@@ -48,7 +53,8 @@ struct ProfileSplitReport {
   struct Stage {
     std::int64_t phases = 0;
     double template_s = 0;     // P tau + mu sum T of the chosen template (0 at P = D)
-    double estimate_s = 0;     // the coloured schedule's synchronous cost
+    double coloured_s = 0;     // the synchronous cost after step 3
+    double estimate_s = 0;     // and after step 4
     std::int64_t cuts = 0;     // messages cut in this stage
   };
   std::vector<Stage> stages;
