@@ -40,11 +40,12 @@ void cut(Bytes size, Mask mask, const std::vector<Bytes>& T, F&& f) {
 // undoes its moves if it fails, so its fixed cost is a scan of the messages, not a rebuild.
 class Search {
  public:
-  Search(Rank p, std::int64_t P, std::vector<Demand> msg, std::vector<Mask> start, std::uint64_t seed)
-      : p_(p), P_(P), msg_(std::move(msg)), cur_(std::move(start)), rng_(seed) {
+  Search(Rank p, std::int64_t P, std::vector<Demand> msg, std::vector<Mask> start, std::uint64_t seed,
+         std::int64_t max_scored)
+      : p_(p), P_(P), msg_(std::move(msg)), cur_(std::move(start)), rng_(seed), max_scored_(max_scored) {
     port_msgs_.resize(2 * static_cast<std::size_t>(p));
     for (std::size_t e = 0; e < msg_.size(); ++e) {
-      port_msgs_[static_cast<std::size_t>(msg_[e].u)].push_back(static_cast<std::int32_t>(e));
+      port_msgs_[sender(e)].push_back(static_cast<std::int32_t>(e));
       port_msgs_[static_cast<std::size_t>(p + msg_[e].v)].push_back(static_cast<std::int32_t>(e));
     }
     occ_.assign(2 * static_cast<std::size_t>(p) * static_cast<std::size_t>(P), 0);
@@ -92,7 +93,7 @@ class Search {
     }
     for (std::int64_t it = 0;;) {
       if (conflict_.empty()) return true;
-      if (it == budget) break;
+      if (it == budget || scored_ >= max_scored_) break;
       const std::size_t i = rng_.below(conflict_.size());
       const std::size_t e = static_cast<std::size_t>(conflict_[i]);
       if (!conflicted(e)) {   // resolved by another move since it was listed
@@ -114,6 +115,8 @@ class Search {
   }
 
   const std::vector<Mask>& sets() const { return cur_; }
+  bool spent() const { return scored_ >= max_scored_; }
+  std::int64_t scored() const { return scored_; }
 
   // The largest piece of each phase when the current sets are cut under the current levels.
   std::vector<Bytes> maxima() const {
@@ -137,9 +140,13 @@ class Search {
     T_ = T;
     by_level_.resize(static_cast<std::size_t>(P_));
     for (int k = 0; k < P_; ++k) by_level_[static_cast<std::size_t>(k)] = k;
-    std::sort(by_level_.begin(), by_level_.end(), [&](int a, int b) { return std::tie(T_[static_cast<std::size_t>(b)], a) < std::tie(T_[static_cast<std::size_t>(a)], b); });
+    std::sort(by_level_.begin(), by_level_.end(), [&](int a, int b) {
+      return std::tie(T_[static_cast<std::size_t>(b)], a) < std::tie(T_[static_cast<std::size_t>(a)], b);
+    });
   }
   Bytes level(int k) const { return T_[static_cast<std::size_t>(k)]; }
+  std::size_t sender(std::size_t e) const { return static_cast<std::size_t>(msg_[e].u); }          // port
+  std::size_t receiver(std::size_t e) const { return static_cast<std::size_t>(p_ + msg_[e].v); }   // port
   bool holds(std::size_t e, Mask m) const {
     Bytes room = 0;
     for (Mask x = m; x; x &= x - 1) room += level(std::countr_zero(x));
@@ -149,7 +156,7 @@ class Search {
   void put(std::size_t e, Mask m, std::int32_t d) {
     for (Mask x = m; x; x &= x - 1) {
       const int k = std::countr_zero(x);
-      for (const std::size_t port : {static_cast<std::size_t>(msg_[e].u), static_cast<std::size_t>(p_ + msg_[e].v)}) {
+      for (const std::size_t port : {sender(e), receiver(e)}) {
         const std::int32_t n = occ(port, k) += d;
         if (n == 0) busy_[port] &= ~(Mask{1} << k);
         else busy_[port] |= Mask{1} << k;
@@ -161,8 +168,8 @@ class Search {
     journal_.push_back({static_cast<std::int32_t>(e), cur_[e]});
     cur_[e] = m;
     put(e, m, 1);
-    flag_port(static_cast<std::size_t>(msg_[e].u), m);
-    flag_port(static_cast<std::size_t>(p_ + msg_[e].v), m);
+    flag_port(sender(e), m);
+    flag_port(receiver(e), m);
   }
   void undo(const std::vector<Bytes>& levels) {
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
@@ -183,10 +190,11 @@ class Search {
   // (ties broken at random) not its current set nor the set it left within the tenure; it stays
   // put if that leaves nothing.
   Mask best_set(std::size_t e, bool moving) {
-    const Mask bu = busy_[static_cast<std::size_t>(msg_[e].u)], bv = busy_[static_cast<std::size_t>(p_ + msg_[e].v)];
+    const Mask bu = busy_[sender(e)], bv = busy_[receiver(e)];
     Mask best = 0;
     std::int64_t best_score = 0, ties = 0;
     auto consider = [&](Mask m, std::int64_t pieces) {
+      ++scored_;
       if (moving && (m == cur_[e] || (m == tabu_[e].first && tabu_[e].second > clock_))) return;
       std::int64_t c = pieces;
       for (Mask x = m; x; x &= x - 1) {
@@ -214,7 +222,7 @@ class Search {
   bool conflicted(std::size_t e) {
     for (Mask x = cur_[e]; x; x &= x - 1) {
       const int k = std::countr_zero(x);
-      if (occ(static_cast<std::size_t>(msg_[e].u), k) > 1 || occ(static_cast<std::size_t>(p_ + msg_[e].v), k) > 1) return true;
+      if (occ(sender(e), k) > 1 || occ(receiver(e), k) > 1) return true;
     }
     return false;
   }
@@ -247,6 +255,8 @@ class Search {
   std::vector<std::pair<std::int32_t, Mask>> journal_;   // (message, set before) this attempt
   std::vector<std::pair<Mask, std::int64_t>> tabu_;      // the set last left, barred until clock_
   std::int64_t clock_ = 0;           // moves so far
+  std::int64_t scored_ = 0;          // sets scored so far: the work
+  std::int64_t max_scored_;
 };
 
 }  // namespace
@@ -264,7 +274,9 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i != j && b > 0) msg.push_back({i, j, b});
   });
-  std::sort(msg.begin(), msg.end(), [](const Demand& a, const Demand& b) { return std::tie(a.u, a.v) < std::tie(b.u, b.v); });
+  std::sort(msg.begin(), msg.end(), [](const Demand& a, const Demand& b) {
+    return std::tie(a.u, a.v) < std::tie(b.u, b.v);
+  });
   std::vector<Mask> start(msg.size(), 0);
   std::vector<Bytes> T = phase_max_piece(s);
   T.resize(static_cast<std::size_t>(P), 0);
@@ -277,7 +289,7 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
     start[static_cast<std::size_t>(it - msg.begin())] |= Mask{1} << t.phase;
   }
 
-  Search search(s.ranks, P, msg, start, o.seed);
+  Search search(s.ranks, P, msg, start, o.seed, o.max_work);
   if (!search.start(T)) return s;   // not a valid schedule of m: left to the verifier
   // levels: those the current sets hold under (lowered one at a time); best: the least sum of
   // maxima seen, with its sets (a message's pieces fit under the maxima its own cut produced).
@@ -288,7 +300,7 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
   Bytes best_sum = input_sum;
   auto attempt = [&](const std::vector<Bytes>& U, std::int64_t moves) {
     ++r.attempts;
-    if (!search.attempt(U, std::min(moves, o.max_moves - r.moves), r.moves)) return false;
+    if (!search.attempt(U, moves, r.moves)) return false;
     ++r.accepted;
     levels = U;
     std::vector<Bytes> top = search.maxima();
@@ -311,7 +323,7 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
       std::size_t k = levels.size();
       for (std::size_t j = 0; j < levels.size(); ++j)
         if (!stuck[j] && levels[j] > 0 && (k == levels.size() || levels[j] > levels[k])) k = j;
-      if (k == levels.size() || r.moves >= o.max_moves) break;
+      if (k == levels.size() || search.spent()) break;
       std::vector<Bytes> U = levels;
       U[k] = std::min(levels[k] - 1, static_cast<Bytes>(static_cast<double>(levels[k]) * (1 - o.step)));
       if (!attempt(U, moves)) stuck[k] = 1;

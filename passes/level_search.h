@@ -13,8 +13,8 @@
 //     it within its move budget and marking the level stuck if not, until every level is: first
 //     with probe moves per message, then, only if that lowered a level, with effort moves per
 //     message (failed attempts are where the time goes, and where nothing gives at the probe
-//     budget more rarely does), at most max_moves in all. Largest first: lowering a small level
-//     early can bar it to the message that would let a large one come down
+//     budget more rarely does), scoring at most max_work sets in all. Largest first: lowering a
+//     small level early can bar it to the message that would let a large one come down
 //     (tests/test_level_search.cpp has a case).
 // Beyond the target, levels are only lowered, so a phase the input leaves empty stays empty; the
 // profile split hands it schedules whose every phase has pieces.
@@ -40,7 +40,7 @@ struct LevelSearchOptions {
   std::vector<Bytes> target;        // levels to try first, one per phase; empty: none
   std::int64_t effort = 16;         // moves per message for the target and for step 2's attempts
   std::int64_t probe = 2;           // moves per message for step 2's first round (see below)
-  std::int64_t max_moves = std::int64_t{1} << 22;   // over the whole search (about a second)
+  std::int64_t max_work = std::int64_t{1} << 26;   // phase sets scored over the whole search (~0.5 s)
   double step = 0.005;              // an attempt lowers one level by this fraction (>= 1 byte)
   std::uint64_t seed = 1;
 };

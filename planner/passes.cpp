@@ -17,7 +17,7 @@ constexpr NamedEntry kPasses[] = {
     {"park", "Pinar-Hendrickson §3.1", "memory phases, greedy: receive what fits, park on ranks with spare memory"},
     {"relaxation", "Pinar-Hendrickson §3.1", "memory phases: continuous relaxation, ceil(T/M) equal pieces plus pre/post phases"},
     {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph largest first (D or <= 2D-1 phases)"},
-    {"profile-split", "beyond Ranka-Wang §6", "cut a few messages so h+1 or h+2 phases have a lower sum of phase maxima (template search, matched cuts)"},
+    {"profile-split", "beyond Ranka-Wang §6", "cut a few messages so h+1 or h+2 phases have a lower sum of phase maxima (template search, matched cuts, level search)"},
     {"shave", "beyond Ranka-Wang §6", "move the tails of a phase's largest pieces into phases where both ends are idle; drop empty phases"},
     {"verify", "DESIGN.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"},
 };
