@@ -13,6 +13,7 @@ namespace {
 
 using Mask = std::uint64_t;   // a message's phases, bit k = phase k
 constexpr std::int64_t kMaxPhases = 64;
+constexpr std::int64_t kMinMoves = 1000;
 
 struct Demand {
   Rank u, v;
@@ -312,12 +313,11 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
     return true;
   };
   const std::int64_t messages = static_cast<std::int64_t>(msg.size());
-  const std::int64_t full = o.effort * messages;
+  // Budgets in moves per message, at least kMinMoves (a small matrix still gets a search).
+  const std::int64_t full = std::max(kMinMoves, o.effort * messages);
+  const std::int64_t probe = std::max(kMinMoves, o.probe * messages);
   if (!o.target.empty()) r.target_met = attempt(o.target, full);
-  // Every level lowered in turn while the search repairs it: first with the probe budget, then,
-  // only if that lowered something, with the full one.
-  for (const std::int64_t moves : {o.probe * messages, full}) {
-    if (moves == full && r.accepted == 0) break;
+  auto descend = [&](std::int64_t moves) {
     std::vector<char> stuck(static_cast<std::size_t>(P), 0);
     for (;;) {   // the largest level not yet stuck
       std::size_t k = levels.size();
@@ -327,6 +327,31 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
       std::vector<Bytes> U = levels;
       U[k] = std::min(levels[k] - 1, static_cast<Bytes>(static_cast<double>(levels[k]) * (1 - o.step)));
       if (!attempt(U, moves)) stuck[k] = 1;
+    }
+  };
+  descend(probe);
+  if (r.accepted > 0) descend(full);
+  // Trades: where no level comes down alone, one may by giving part of what it loses to another,
+  // the largest level first, against the smallest first; after a trade, the descent again.
+  for (bool traded = o.trade > 0; traded && !search.spent();) {
+    traded = false;
+    std::vector<std::size_t> order(static_cast<std::size_t>(P));
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return levels[a] > levels[b]; });
+    for (std::size_t a = 0; a < order.size() && !traded && !search.spent(); ++a)
+      for (std::size_t b = order.size(); b-- > 0 && !traded && !search.spent();) {
+        const std::size_t k = order[a], j = order[b];
+        if (j == k || levels[j] == 0) continue;
+        const Bytes down = std::max<Bytes>(2, static_cast<Bytes>(static_cast<double>(levels[k]) * o.step));
+        if (down >= levels[k]) continue;
+        std::vector<Bytes> U = levels;
+        U[k] -= down;
+        U[j] += static_cast<Bytes>(static_cast<double>(down) * o.trade);
+        traded = attempt(U, probe);
+      }
+    if (traded) {
+      descend(probe);
+      descend(full);
     }
   }
   if (best_sum >= input_sum) return s;

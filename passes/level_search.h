@@ -16,8 +16,11 @@
 //     budget more rarely does), scoring at most max_work sets in all. Largest first: lowering a
 //     small level early can bar it to the message that would let a large one come down
 //     (tests/test_level_search.cpp has a case).
-// Beyond the target, levels are only lowered, so a phase the input leaves empty stays empty; the
-// profile split hands it schedules whose every phase has pieces.
+//  3. trades where nothing comes down alone: lowers one level by `step` while raising another by
+//     `trade` times as many bytes (the largest first, against the smallest first; probe moves), and
+//     after each trade that the search repairs, step 2 again.
+// A level at 0 is never raised, so a phase the input leaves empty stays empty; the profile split
+// hands it schedules whose every phase has pieces.
 // A message's pieces are cut largest level first: min(left, T_k) bytes into each of its phases.
 // Needs: a direct schedule of m (every piece sent by its source to its destination), at most 64
 // phases. Guarantees: a direct schedule of m with at most the input's phases, every phase a
@@ -41,7 +44,8 @@ struct LevelSearchOptions {
   std::int64_t effort = 16;         // moves per message for the target and for step 2's attempts
   std::int64_t probe = 2;           // moves per message for step 2's first round (see below)
   std::int64_t max_work = std::int64_t{1} << 26;   // phase sets scored over the whole search (~0.5 s)
-  double step = 0.005;              // an attempt lowers one level by this fraction (>= 1 byte)
+  double step = 0.005;
+  double trade = 0.75;              // step 3 gives this share of a lowered level to another (0: none)              // an attempt lowers one level by this fraction (>= 1 byte)
   std::uint64_t seed = 1;
 };
 

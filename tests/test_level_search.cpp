@@ -73,10 +73,10 @@ TEST_CASE("level_search_verifies_and_never_raises_the_levels") {
 TEST_CASE("level_search_cuts_down_to_the_lower_bound") {
   // Rank 0 sends 100 kB and 10 kB, rank 3 sends 60 kB twice; in three phases the best schedule
   // cuts 0 -> 1 into 60 + 40 kB and 3 -> 4 into 40 + 20 kB: maxima 60 + 40 + 20 = 120 kB, the busiest
-  // port's bytes. The input puts each message whole: 100 + 60 + 10 kB. Levels are only lowered,
-  // so the third phase stays at 10 kB, and the optimum under that is 50 + 60 + 10 kB (0 -> 1 cut
-  // 60 + 40 kB over the first two phases, 3 -> 4 cut 50 + 10 kB): found by lowering the largest
-  // level first (round robin lowers the 10 kB level too, and 0 -> 2 no longer fits beside it).
+  // port's bytes. The input puts each message whole: 100 + 60 + 10 kB. Lowering alone reaches the
+  // same sum another way, 50 + 60 + 10 kB (0 -> 1 cut 60 + 40 kB over the first two phases, 3 -> 4
+  // cut 50 + 10 kB), by lowering the largest level first: round robin lowers the 10 kB level too,
+  // and 0 -> 2 no longer fits beside it (it stopped at 151 kB).
   const CommMatrix m = make_matrix(6, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}});
   Schedule input;
   input.ranks = 6;
@@ -91,6 +91,26 @@ TEST_CASE("level_search_cuts_down_to_the_lower_bound") {
   // Each attempt lowers a level by 0.5 %, so the descent stops within that of the bound.
   CHECK(sum_of_maxima(s) >= 120000);
   CHECK(sum_of_maxima(s) <= 121000);
+}
+
+TEST_CASE("level_search_trades_where_no_level_comes_down_alone") {
+  // The case above with 0 -> 2 (10 kB) beside 3 -> 5 in the second phase and a 1 kB message of its
+  // own in the third. Alone, the first level stops at 99 kB (0 -> 1 can only cut into the third
+  // phase, 1 kB) and the second at 59 kB. A trade lowers the first level while raising the third,
+  // which lets 0 -> 1 keep coming down.
+  const CommMatrix m = make_matrix(8, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}, {6, 7, 1000}});
+  Schedule input;
+  input.ranks = 8;
+  input.phases = 3;
+  input.transfers = {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}}, {1, 0, 2, {0, 2, 0, 10000}},
+                     {1, 3, 5, {3, 5, 0, 60000}}, {2, 6, 7, {6, 7, 0, 1000}}};
+  LevelSearchOptions alone;
+  alone.trade = 0;
+  const Schedule a = level_search(m, input, alone), b = level_search(m, input);
+  CHECK(verify(lower(a, m), m, {}).empty());
+  CHECK(verify(lower(b, m), m, {}).empty());
+  CHECK(sum_of_maxima(a) < sum_of_maxima(input));
+  CHECK(sum_of_maxima(b) < sum_of_maxima(a));
 }
 
 TEST_CASE("level_search_meets_a_reachable_target_at_once") {
