@@ -290,7 +290,9 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
     start[static_cast<std::size_t>(it - msg.begin())] |= Mask{1} << t.phase;
   }
 
-  Search search(s.ranks, P, msg, start, o.seed, o.max_work);
+  // Work: at most work_per_message sets scored per message, and max_work in all.
+  const std::int64_t work = std::min(o.max_work, o.work_per_message * static_cast<std::int64_t>(msg.size()));
+  Search search(s.ranks, P, msg, start, o.seed, work);
   if (!search.start(T)) return s;   // not a valid schedule of m: left to the verifier
   // levels: those the current sets hold under (lowered one at a time); best: the least sum of
   // maxima seen, with its sets (a message's pieces fit under the maxima its own cut produced).

@@ -13,9 +13,9 @@
 //     it within its move budget and marking the level stuck if not, until every level is: first
 //     with probe moves per message, then, only if that lowered a level, with effort moves per
 //     message (failed attempts are where the time goes, and where nothing gives at the probe
-//     budget more rarely does), scoring at most max_work sets in all. Largest first: lowering a
-//     small level early can bar it to the message that would let a large one come down
-//     (tests/test_level_search.cpp has a case).
+//     budget more rarely does), scoring at most max_work sets in all (work_per_message for
+//     each message, if less). Largest first: lowering a small level early can bar it to the
+//     message that would let a large one come down (tests/test_level_search.cpp has a case).
 //  3. trades where nothing comes down alone: lowers one level by `step` while raising another by
 //     `trade` times as many bytes (the largest first, against the smallest first; probe moves), and
 //     after each trade that the search repairs, step 2 again.
@@ -44,6 +44,7 @@ struct LevelSearchOptions {
   std::int64_t effort = 16;         // moves per message for the target and for step 2's attempts
   std::int64_t probe = 2;           // moves per message for step 2's first round (see below)
   std::int64_t max_work = std::int64_t{1} << 26;   // phase sets scored over the whole search (~0.5 s)
+  std::int64_t work_per_message = 8192;            // and per message, whichever is less
   double step = 0.005;
   double trade = 0.75;              // step 3 gives this share of a lowered level to another (0: none)              // an attempt lowers one level by this fraction (>= 1 byte)
   std::uint64_t seed = 1;
