@@ -25,4 +25,14 @@ std::vector<Bytes> phase_max_piece(const Schedule& s) {
   return out;
 }
 
+void drop_empty_phases(Schedule& s) {
+  std::vector<Phase> renumber(s.phases, 0);
+  std::vector<char> used(s.phases, 0);
+  for (const Transfer& t : s.transfers) used[t.phase] = 1;
+  Phase next = 0;
+  for (Phase k = 0; k < s.phases; ++k) renumber[k] = used[k] ? next++ : 0;
+  for (Transfer& t : s.transfers) t.phase = renumber[t.phase];
+  s.phases = next;
+}
+
 }  // namespace commfit

@@ -48,4 +48,7 @@ std::vector<Piece> local_copies(const CommMatrix& m);
 // Largest piece of each phase (0 for an empty phase); size == s.phases.
 std::vector<Bytes> phase_max_piece(const Schedule& s);
 
+// Drops the phases no transfer uses, numbering the rest 0, 1, ... in their order.
+void drop_empty_phases(Schedule& s);
+
 }  // namespace commfit

@@ -358,22 +358,19 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
   }
   if (best_sum >= input_sum) return s;
 
-  // Cut the final sets under the final levels; phases no piece took are dropped.
-  const std::vector<Mask>& sets = best_sets;
-  std::vector<Phase> renumber(static_cast<std::size_t>(P), 0);
-  Phase phases = 0;
-  for (std::size_t k = 0; k < renumber.size(); ++k) renumber[k] = best[k] > 0 ? phases++ : 0;
+  // Cut the best sets under their maxima; phases no piece took are dropped.
   Schedule out;
   out.ranks = s.ranks;
-  out.phases = phases;
+  out.phases = s.phases;
   out.copies = s.copies;
   for (std::size_t e = 0; e < msg.size(); ++e) {
     Bytes offset = 0;
-    cut(msg[e].bytes, sets[e], best, [&](int k, Bytes x) {
-      out.transfers.push_back({renumber[static_cast<std::size_t>(k)], msg[e].u, msg[e].v, {msg[e].u, msg[e].v, offset, x}});
+    cut(msg[e].bytes, best_sets[e], best, [&](int k, Bytes x) {
+      out.transfers.push_back({static_cast<Phase>(k), msg[e].u, msg[e].v, {msg[e].u, msg[e].v, offset, x}});
       offset += x;
     });
   }
+  drop_empty_phases(out);
   canonicalize(out);
   r.applied = true;
   return out;

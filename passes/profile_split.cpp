@@ -553,7 +553,7 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
   r = {};
   Schedule best;
   double best_cost = -1;
-  // Colours, searches and prices one way of cutting the stage's pieces; keeps the cheapest.
+  // The cheapest schedule of every stage so far is kept.
   auto cost_of = [&](const Schedule& s) { return phases_cost(phase_max_piece(s), o.cost); };
   auto keep = [&](Schedule s, double cost) {
     if (best_cost >= 0 && cost >= best_cost) return false;
@@ -563,10 +563,9 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
   };
   {
     Schedule s = assemble(p, d, items, colour(p, d, items, {}, static_cast<int>(o.lookahead)));
-    ProfileSplitReport::Stage stage{d, 0, cost_of(s), 0, 0};
-    stage.estimate_s = cost_of(s);
-    keep(std::move(s), stage.estimate_s);
-    r.stages.push_back(stage);
+    const double cost = cost_of(s);
+    r.stages.push_back({d, 0, cost, cost, 0});
+    keep(std::move(s), cost);
   }
   for (std::int64_t P = d + 1; d > 0 && P <= d + o.extra_phases; ++P) {
     const double floor = static_cast<double>(P) * o.cost.tau_s + static_cast<double>(t) / o.cost.bandwidth_Bps;
@@ -599,13 +598,7 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
     items = std::move(next);
   }
 
-  // Phases no piece took are dropped.
-  std::vector<Phase> renumber(static_cast<std::size_t>(best.phases), 0);
-  Phase phases = 0;
-  const std::vector<Bytes> top = phase_max_piece(best);
-  for (std::size_t k = 0; k < renumber.size(); ++k) renumber[k] = top[k] > 0 ? phases++ : 0;
-  for (Transfer& x : best.transfers) x.phase = renumber[static_cast<std::size_t>(x.phase)];
-  best.phases = phases;
+  drop_empty_phases(best);
   best.copies = local_copies(m);
   canonicalize(best);
   return best;
