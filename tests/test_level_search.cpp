@@ -25,6 +25,19 @@ Bytes sum_of_maxima(const Schedule& s) {
   return std::accumulate(top.begin(), top.end(), Bytes{0});
 }
 
+// Rank 0 sends 100 kB and 10 kB, rank 3 sends 60 kB twice (the profile split's hand case).
+CommMatrix hand_matrix() {
+  return make_matrix(6, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}});
+}
+
+Schedule three_phases(Rank ranks, std::vector<Transfer> transfers) {
+  Schedule s;
+  s.ranks = ranks;
+  s.phases = 3;
+  s.transfers = std::move(transfers);
+  return s;
+}
+
 void check_search(const CommMatrix& m, const Schedule& input, const LevelSearchOptions& o, std::int64_t& lowered) {
   LevelSearchReport r;
   const Schedule s = level_search(m, input, o, &r);
@@ -77,12 +90,9 @@ TEST_CASE("level_search_cuts_down_to_the_lower_bound") {
   // same sum another way, 50 + 60 + 10 kB (0 -> 1 cut 60 + 40 kB over the first two phases, 3 -> 4
   // cut 50 + 10 kB), by lowering the largest level first: round robin lowers the 10 kB level too,
   // and 0 -> 2 no longer fits beside it (it stopped at 151 kB).
-  const CommMatrix m = make_matrix(6, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}});
-  Schedule input;
-  input.ranks = 6;
-  input.phases = 3;
-  input.transfers = {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}},
-                     {1, 3, 5, {3, 5, 0, 60000}}, {2, 0, 2, {0, 2, 0, 10000}}};
+  const CommMatrix m = hand_matrix();
+  const Schedule input = three_phases(6, {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}},
+                                          {1, 3, 5, {3, 5, 0, 60000}}, {2, 0, 2, {0, 2, 0, 10000}}});
   LevelSearchReport r;
   const Schedule s = level_search(m, input, {}, &r);
   CHECK(r.applied);
@@ -99,11 +109,9 @@ TEST_CASE("level_search_trades_where_no_level_comes_down_alone") {
   // phase, 1 kB) and the second at 59 kB. A trade lowers the first level while raising the third,
   // which lets 0 -> 1 keep coming down.
   const CommMatrix m = make_matrix(8, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}, {6, 7, 1000}});
-  Schedule input;
-  input.ranks = 8;
-  input.phases = 3;
-  input.transfers = {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}}, {1, 0, 2, {0, 2, 0, 10000}},
-                     {1, 3, 5, {3, 5, 0, 60000}}, {2, 6, 7, {6, 7, 0, 1000}}};
+  const Schedule input = three_phases(8, {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}},
+                                          {1, 0, 2, {0, 2, 0, 10000}}, {1, 3, 5, {3, 5, 0, 60000}},
+                                          {2, 6, 7, {6, 7, 0, 1000}}});
   LevelSearchOptions alone;
   alone.trade = 0;
   const Schedule a = level_search(m, input, alone), b = level_search(m, input);
@@ -115,12 +123,9 @@ TEST_CASE("level_search_trades_where_no_level_comes_down_alone") {
 
 TEST_CASE("level_search_meets_a_reachable_target_at_once") {
   // The same case with the optimal levels as the target.
-  const CommMatrix m = make_matrix(6, {{0, 1, 100000}, {0, 2, 10000}, {3, 4, 60000}, {3, 5, 60000}});
-  Schedule input;
-  input.ranks = 6;
-  input.phases = 3;
-  input.transfers = {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}},
-                     {1, 0, 2, {0, 2, 0, 10000}}, {1, 3, 5, {3, 5, 0, 60000}}};
+  const CommMatrix m = hand_matrix();
+  const Schedule input = three_phases(6, {{0, 0, 1, {0, 1, 0, 100000}}, {0, 3, 4, {3, 4, 0, 60000}},
+                                          {1, 0, 2, {0, 2, 0, 10000}}, {1, 3, 5, {3, 5, 0, 60000}}});
   LevelSearchOptions o;
   o.target = {60000, 40000, 20000};
   LevelSearchReport r;
