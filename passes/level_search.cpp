@@ -117,7 +117,6 @@ class Search {
 
   const std::vector<Mask>& sets() const { return cur_; }
   bool spent() const { return scored_ >= max_scored_; }
-  std::int64_t scored() const { return scored_; }
 
   // The largest piece of each phase when the current sets are cut under the current levels.
   std::vector<Bytes> maxima() const {
