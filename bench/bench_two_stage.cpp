@@ -17,7 +17,7 @@
 //
 //   bench_two_stage [--p 64,256,1024] [--only PATTERN] [--csv FILE]
 #include "ir/error.h"
-#include "planner/passes.h"
+#include "passes/two_stage_split.h"
 #include "planner/pipeline.h"
 #include "workloads/skewed.h"
 
@@ -46,8 +46,8 @@ struct Pattern {
 std::vector<Candidate> candidates() {
   // direct-lp is the papers' baseline (linear permutation, Transportation §5, BHJ §3.2).
   std::vector<Candidate> out = {{"direct-lp", "direct", "lp", ""}, {"direct-optimal", "direct", "optimal", ""}};
-  if (has_entry(algorithm_table(), "quantised")) out.push_back({"direct-quantised", "direct", "quantised", ""});
-  for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) out.push_back({v, "two-stage", "optimal", v});
+  out.push_back({"direct-quantised", "direct", "quantised", ""});
+  for (const TwoStageVariantEntry& v : two_stage_variants()) out.push_back({v.name, "two-stage", "optimal", v.name});
   return out;
 }
 

@@ -2,7 +2,7 @@
 
 #include "ir/cost_model.h"
 #include "ir/error.h"
-#include "planner/passes.h"
+#include "planner/strategy_table.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,33 +11,31 @@
 namespace commfit {
 
 std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions& base) {
-  std::vector<CandidateRow> rows;
-  auto add = [&](const std::string& strategy, const std::string& name, auto&& set) {
-    CandidateRow row;
-    row.name = name;
-    row.options = base;
-    row.options.strategy = strategy;
-    set(row.options);
-    rows.push_back(row);
-  };
+  // Memory limits decide the field: the strategies that honour them, or all the others.
   const bool limited = !base.memory.empty() || !m.memory.empty();
-  if (limited) {
-    for (const char* method : {"parking", "relaxation"})
-      add("memory", std::string("memory/") + method, [&](PlanOptions& o) { o.method = method; });
-    return rows;
-  }
-  for (const NamedEntry& a : algorithm_table())
-    add("direct", std::string("direct/") + a.name, [&](PlanOptions& o) { o.algorithm = a.name; });
-  add("async", "async", [](PlanOptions&) {});
-  // Two-stage plans cut every message into up to p pieces: beyond kMaxTwoStagePieces the
-  // candidates are listed as skipped rather than planned (use --strategy two-stage to force one).
-  const TrafficStats st = traffic_stats(m);
-  const double pieces = static_cast<double>(st.messages) * m.ranks;
-  for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) {
-    add("two-stage", std::string("two-stage/") + v, [&](PlanOptions& o) { o.variant = v; });
-    if (pieces > kMaxTwoStagePieces)
-      rows.back().skipped = "messages x ranks = " + std::to_string(static_cast<long long>(pieces)) + " pieces, over the auto limit of " +
-                            std::to_string(static_cast<long long>(kMaxTwoStagePieces));
+  std::vector<CandidateRow> rows;
+  for (const Strategy* s : strategy_table()) {
+    if (s->needs_memory_limits != limited) continue;
+    const std::string skipped = s->auto_skip ? s->auto_skip(m) : "";
+    auto add = [&](const std::string& name, const std::string* value) {
+      CandidateRow row;
+      row.name = name;
+      row.options = base;
+      row.options.strategy = s->entry.name;
+      if (value) choice(row.options, *s->sweep) = *value;
+      row.skipped = skipped;
+      rows.push_back(std::move(row));
+    };
+    if (!s->sweep) {
+      add(s->entry.name, nullptr);
+      continue;
+    }
+    for (const OptionEntry& opt : s->options)
+      if (opt.option == *s->sweep)
+        for (const NamedEntry& value : opt.choices) {
+          const std::string v = value.name;
+          add(std::string(s->entry.name) + "/" + v, &v);
+        }
   }
   return rows;
 }

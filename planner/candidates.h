@@ -1,6 +1,7 @@
-// Candidates for --strategy auto and commfit compare: every applicable strategy and algorithm is
-// planned (and verified) in turn; the cheapest under the cost model wins. Memory limits restrict
-// the field to the memory strategy's methods (no other plan respects them).
+// Candidates for --strategy auto and commfit compare: every strategy of the strategy table that
+// applies, once per value of the option it sweeps (direct: each algorithm, two-stage: each variant,
+// memory: each method), is planned (and verified) in turn; the cheapest under the cost model
+// wins. Memory limits restrict the field to the strategies that honour them.
 #pragma once
 
 #include "planner/pipeline.h"
@@ -10,9 +11,6 @@
 #include <vector>
 
 namespace commfit {
-
-// Two-stage candidates are skipped by auto and compare above this many pieces (messages x ranks).
-inline constexpr double kMaxTwoStagePieces = 1 << 19;
 
 struct CandidateRow {
   std::string name;            // "direct/optimal", "async", "two-stage/bhj", ...

@@ -6,11 +6,12 @@
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
 #include "planner/limits.h"
-#include "planner/passes.h"
 #include "planner/pipeline.h"
+#include "planner/strategy_table.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -34,6 +35,8 @@ struct PlanCommand {
   std::optional<std::uint64_t> max_memory;   // default: physical memory
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
+  // The options only some strategies read (the strategy table says which), as given.
+  std::vector<std::pair<StrategyOption, CLI::Option*>> strategy_options;
 };
 
 // --memory-file: one free-byte count per rank, separated by white space; '#' starts a comment.
@@ -92,6 +95,19 @@ class Progress {
 };
 
 int run_plan(const PlanCommand& c) {
+  std::vector<StrategyOption> given;
+  for (const auto& [option, cli] : c.strategy_options)
+    if (cli->count() > 0 && std::find(given.begin(), given.end(), option) == given.end()) given.push_back(option);
+  check_given_options(c.plan.strategy, given);
+  if (!c.plan.print_after.empty()) {
+    const std::optional<Pass> p = find_pass(c.plan.print_after);
+    if (!p || !pass_entry(*p).schedule) {
+      std::string names;
+      for (const PassEntry& e : pass_table())
+        if (e.schedule) names += (names.empty() ? "" : ", ") + std::string(e.entry.name);
+      throw UsageError("--print-after \"" + c.plan.print_after + "\" is not a pass that returns a schedule (choose from: " + names + ")");
+    }
+  }
   MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
   if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
@@ -141,19 +157,28 @@ void add_plan_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
-  sub->add_option("--strategy", c->plan.strategy, "Strategy: auto, " + entry_names(strategy_table()))->capture_default_str();
-  sub->add_option("--algorithm", c->plan.algorithm, "Decomposition: " + entry_names(algorithm_table()))->capture_default_str();
-  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->capture_default_str();
-  sub->add_option("--variant", c->plan.variant, "two-stage: transport, transport-scan, transport-alt, bhj, random")->capture_default_str();
-  sub->add_option("--method", c->plan.method, "memory: parking, relaxation")->capture_default_str();
-  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")");
-  sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank");
+  sub->add_option("--strategy", c->plan.strategy, "Strategy: " + strategy_names())->capture_default_str();
+  // The options only some strategies read: their values and readers come from the strategy table.
+  auto strategy_option = [&](StrategyOption option, CLI::Option* cli) { c->strategy_options.emplace_back(option, cli); };
+  strategy_option(StrategyOption::algorithm,
+                  sub->add_option("--algorithm", c->plan.algorithm, "Decomposition (" + option_choices_text(StrategyOption::algorithm) + ")")
+                      ->capture_default_str());
+  strategy_option(StrategyOption::chunk,
+                  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->capture_default_str());
+  strategy_option(StrategyOption::variant,
+                  sub->add_option("--variant", c->plan.variant, "Split (" + option_choices_text(StrategyOption::variant) + ")")->capture_default_str());
+  strategy_option(StrategyOption::method,
+                  sub->add_option("--method", c->plan.method, "Memory method (" + option_choices_text(StrategyOption::method) + ")")->capture_default_str());
+  strategy_option(StrategyOption::memory,
+                  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")"));
+  strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
   sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, each +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
   sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)");
-  sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass");
+  sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");
+  sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");
   sub->add_flag("-q,--quiet", c->quiet, "Print nothing on success");
   sub->callback([c, &run] { run = [c] { return run_plan(*c); }; });

@@ -1,64 +1,31 @@
 #include "planner/limits.h"
 
-#include "passes/two_stage_split.h"
-#include "planner/candidates.h"
 #include "ir/error.h"
+#include "planner/strategy_table.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 
 namespace commfit {
-namespace {
-
-constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
-
-std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kSaturated / b ? kSaturated : a * b; }
-
-// Network messages, each one piece (direct, async).
-std::uint64_t whole_messages(const CommMatrix& m) {
-  std::uint64_t n = 0;
-  m.for_each([&](Rank i, Rank j, Bytes) { n += i != j; });
-  return n;
-}
-
-// direct --algorithm quantised --chunk Q: every message cut into ceil(size / Q) pieces. With
-// --chunk 0 the chunk is chosen under a colour-table bound (planner/strategy_direct.cpp) that
-// keeps the pieces near the message count; the estimate counts messages then.
-std::uint64_t quantised_pieces(const CommMatrix& m, Bytes chunk) {
-  std::uint64_t n = 0;
-  m.for_each([&](Rank i, Rank j, Bytes b) {
-    if (i != j) n = add(n, b / chunk + (b % chunk != 0));
-  });
-  return n;
-}
-
-std::uint64_t strategy_pieces(const CommMatrix& m, const PlanOptions& o, const std::string& strategy) {
-  const std::uint64_t messages = whole_messages(m);
-  if (strategy == "two-stage") return mul(two_stage_part_count(m), 2);   // src -> mid, mid -> dst
-  if (strategy == "memory") return mul(messages, 2);                       // a parked message moves twice
-  if (strategy == "direct" && o.algorithm == "quantised" && o.chunk > 0) return std::max(messages, quantised_pieces(m, o.chunk));
-  return messages;
-}
-
-}  // namespace
 
 MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o) {
   MemoryEstimate e;
-  if (o.strategy == "auto") {
-    // Every candidate is planned in turn and the cheapest kept: two plans alive at the peak.
-    // Two-stage candidates are skipped above kMaxTwoStagePieces parts (planner/candidates.h).
-    std::uint64_t most = std::max(strategy_pieces(m, o, "direct"), strategy_pieces(m, o, "memory"));
-    if (static_cast<double>(whole_messages(m)) * m.ranks <= kMaxTwoStagePieces) most = std::max(most, strategy_pieces(m, o, "two-stage"));
-    e.pieces = mul(most, 2);
+  if (const Strategy* s = find_strategy(o.strategy)) {
+    e.pieces = s->pieces(m, o);
+  } else if (o.strategy != "auto") {
+    e.pieces = network_messages(m);   // make_plan refuses the name; the estimate need not
   } else {
-    e.pieces = strategy_pieces(m, o, o.strategy);
+    // auto: every candidate is planned in turn and the cheapest kept, so two plans are alive at
+    // the peak; a strategy auto skips on this matrix does not count.
+    std::uint64_t most = 0;
+    for (const Strategy* t : strategy_table())
+      if (!t->auto_skip || t->auto_skip(m).empty()) most = std::max(most, t->pieces(m, o));
+    e.pieces = saturating_mul(most, 2);
   }
-  e.bytes = add(add(mul(e.pieces, kEstimateBytesPerPiece), mul(static_cast<std::uint64_t>(m.nnz()), kEstimateBytesPerMessage)),
-                add(mul(static_cast<std::uint64_t>(m.ranks), kEstimateBytesPerRank), kEstimateBaseBytes));
+  e.bytes = saturating_add(saturating_add(saturating_mul(e.pieces, kEstimateBytesPerPiece), saturating_mul(static_cast<std::uint64_t>(m.nnz()), kEstimateBytesPerMessage)),
+                           saturating_add(saturating_mul(static_cast<std::uint64_t>(m.ranks), kEstimateBytesPerRank), kEstimateBaseBytes));
   return e;
 }
 
@@ -75,7 +42,7 @@ void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::str
 std::uint64_t physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return std::uint64_t{1} << 63;
-  return mul(static_cast<std::uint64_t>(pages), static_cast<std::uint64_t>(page));
+  return saturating_mul(static_cast<std::uint64_t>(pages), static_cast<std::uint64_t>(page));
 }
 
 std::string human_bytes(std::uint64_t bytes) {

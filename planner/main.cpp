@@ -2,7 +2,7 @@
 #include "backends/interrupt.h"
 #include "ir/error.h"
 #include "planner/commands.h"
-#include "planner/passes.h"
+#include "planner/pass_table.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,53 +1,85 @@
-// Runs one pass at a time: times it, logs it, and with --verify-each lowers and verifies every
-// schedule a pass returns, naming the pass that broke it (STYLE.md 5).
+// Runs one pass at a time, by its entry in the pass table (planner/pass_table.h): times it, logs
+// it, keeps the verifier's rules in step with the schedules the passes return, and with
+// --verify-each checks every result (a schedule is lowered and verified, a CCOM checked against
+// its matrix), naming the pass that broke it (STYLE.md 5). --print-after PASS dumps what a pass
+// returned.
 #pragma once
 
+#include "ir/ccom.h"
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "passes/verify.h"
+#include "planner/pass_table.h"
 #include "planner/pipeline.h"
 
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 namespace commfit {
 
+// The schedule as text, one transfer a line: what --print-after prints.
+std::string format_schedule(const Schedule& s);
+
 class PassRunner {
  public:
-  PassRunner(const CommMatrix& m, bool verify_each, PlanReport* report)
-      : m_(m), verify_each_(verify_each), report_(report) {}
+  // `links`: the machine has shared links (a link rule is then more than the node rule).
+  PassRunner(const CommMatrix& m, const PlanOptions& o, PlanReport* report)
+      : m_(m), verify_each_(o.verify_each || verify_each_by_default()), links_(o.topology.link_count() > 0),
+        print_after_(o.print_after), report_(report) {}
 
-  // The rules the schedules of this run must keep (set by the strategy before its passes run).
+  // The rules the schedules of this run keep: set from the entry of each schedule-producing pass
+  // (a link rule is the node rule on a machine without shared links). The route is the caller's.
   VerifyRules rules;
   // Told each pass's name as it starts (PlanOptions::progress).
   std::function<void(const std::string&)> progress;
 
   template <class F>
-  auto run(const char* name, F&& pass) {
-    if (progress) progress(name);
+  auto run(Pass p, F&& pass) {
+    const PassEntry& entry = pass_entry(p);
+    if (progress) progress(entry.entry.name);
     const auto start = std::chrono::steady_clock::now();
     auto result = pass();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char line[160];
-    std::snprintf(line, sizeof line, "%s: %.3f s", name, seconds);
-    std::string entry = line;
-    if constexpr (std::is_same_v<std::decay_t<decltype(result)>, Schedule>) {
+    std::snprintf(line, sizeof line, "%s: %.3f s", entry.entry.name, seconds);
+    std::string log = line;
+    using Result = std::decay_t<decltype(result)>;
+    if constexpr (std::is_same_v<Result, Schedule>) {
+      after_schedule(entry, result, log);
+    } else if constexpr (std::is_same_v<Result, std::optional<Schedule>>) {
+      if (result) after_schedule(entry, *result, log);
+    } else if constexpr (std::is_same_v<Result, CompressedMatrix>) {
       if (verify_each_) {
-        const auto problems = verify(lower(result, m_), m_, rules);
-        if (!problems.empty()) internal_error(name, "the schedule fails verification: " + problems.front());
-        entry += ", verified";
+        if (const std::string problem = check_ccom(result, m_); !problem.empty())
+          internal_error(entry.entry.name, "the CCOM fails its check: " + problem);
+        log += ", verified";
       }
     }
-    if (report_) report_->log.push_back(entry);
+    if (report_) report_->log.push_back(log);
     return result;
   }
 
  private:
+  void after_schedule(const PassEntry& entry, const Schedule& s, std::string& log) {
+    commfit_assert(entry.schedule, entry.entry.name, "returns a schedule but its pass table entry says it does not");
+    if (entry.contention) rules.contention = *entry.contention == Contention::link && !links_ ? Contention::node : *entry.contention;
+    if (entry.contention || entry.memory) rules.memory = entry.memory;
+    if (verify_each_) {
+      const auto problems = verify(lower(s, m_), m_, rules);
+      if (!problems.empty()) internal_error(entry.entry.name, "the schedule fails verification: " + problems.front());
+      log += ", verified";
+    }
+    if (print_after_ == entry.entry.name) std::fprintf(stderr, "commfit: after %s:\n%s", entry.entry.name, format_schedule(s).c_str());
+  }
+
   const CommMatrix& m_;
   bool verify_each_;
+  bool links_;
+  std::string print_after_;
   PlanReport* report_;
 };
 

@@ -3,8 +3,9 @@
 #include "ir/error.h"
 #include "planner/candidates.h"
 #include "planner/pass_runner.h"
-#include "planner/passes.h"
-#include "planner/strategies.h"
+#include "planner/strategy_table.h"
+
+#include <cstdlib>
 
 namespace commfit {
 
@@ -35,11 +36,20 @@ Plan make_auto_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* repor
 
 }  // namespace
 
+bool verify_each_by_default() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* env = std::getenv("COMMFIT_VERIFY_EACH");
+  return env && *env && std::string(env) != "0";
+#endif
+}
+
 Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* report) {
   if (o.strategy == "auto") return make_auto_plan(matrix, o, report);
-  const StrategyEntry* strategy = find_strategy(o.strategy);
-  if (!strategy)
-    throw UsageError("unknown strategy \"" + o.strategy + "\" (choose from: auto, " + entry_names(strategy_table()) + ")");
+  const Strategy* strategy = find_strategy(o.strategy);
+  if (!strategy) throw UsageError("unknown strategy \"" + o.strategy + "\" (choose from: " + strategy_names() + ")");
+  check_choices(*strategy, o);
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");
 
@@ -55,17 +65,16 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
 
   o.topology.check_ranks(m.ranks);
   const TrafficStats stats = traffic_stats(m);
-  PassRunner passes(m, o.verify_each, report);
+  PassRunner passes(m, o, report);
   passes.progress = o.progress;
   passes.rules.route = [&o](Rank a, Rank b, std::vector<std::int64_t>& links) { o.topology.route(a, b, links); };
 
-  // 1. The strategy's passes: matrix -> schedule.
+  // 1. The strategy's passes: matrix -> schedule. From here on passes.rules are the rules its
+  // last schedule-producing pass guarantees (the pass table's entries).
   StrategyOutput s = strategy->run(m, o, passes);
-  passes.rules.contention = s.contention;
-  passes.rules.memory = s.memory_rule;
   // 2. Lower to per-rank steps (staging offsets), 3. verify: no plan leaves unverified.
-  Plan plan = passes.run("lower", [&] { return lower(s.schedule, m); });
-  const auto problems = passes.run("verify", [&] { return verify(plan, m, passes.rules); });
+  Plan plan = passes.run(Pass::lower, [&] { return lower(s.schedule, m); });
+  const auto problems = passes.run(Pass::verify, [&] { return verify(plan, m, passes.rules); });
   if (!problems.empty()) internal_error("make_plan", "the final plan fails verification: " + problems.front());
   if (plan.manifest.phases > kMaxPhases)   // plan readers refuse more (ir/plan.h)
     throw UsageError("the plan has " + std::to_string(plan.manifest.phases) + " phases, more than the " + std::to_string(kMaxPhases) +
@@ -76,10 +85,10 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   mf.options = std::move(s.options);
   mf.options["tau_s"] = o.cost.tau_s;
   mf.options["bandwidth_Bps"] = o.cost.bandwidth_Bps;
-  mf.options["contention"] = to_string(s.contention);
+  mf.options["contention"] = to_string(passes.rules.contention);
   if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) mf.options["topology"] = o.topology.spec();
   mf.options["timing"] = s.timing == Timing::async ? "async" : "synchronous";
-  if (s.memory_rule) mf.options["memory"] = m.memory;
+  if (passes.rules.memory) mf.options["memory"] = m.memory;
   mf.cost.tau_s = o.cost.tau_s;
   mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
   mf.cost.estimate_s = s.timing == Timing::async ? async_estimate_s(plan, o.cost, o.topology) : synchronous_estimate_s(plan, o.cost, o.topology);

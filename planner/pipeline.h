@@ -1,6 +1,6 @@
 // The planning pipeline: options in, verified Plan out. Strategies are straight lists of passes
-// (planner/strategy_*.cpp); the pass table (planner/passes.cpp) names them for --list-passes,
-// the help text and option validation.
+// (planner/strategy_*.cpp) named by the strategy table (planner/strategy_table.h); the passes by
+// the pass table (planner/pass_table.h).
 #pragma once
 
 #include "ir/cost_model.h"
@@ -15,16 +15,20 @@
 namespace commfit {
 
 struct PlanOptions {
+  // Which options a strategy reads, and the values it accepts: its strategy table entry.
   std::string strategy = "direct";     // "auto" or one of strategy_table()
-  std::string algorithm = "optimal";   // direct: decomposition, see algorithm_table()
-  std::string variant = "transport";   // two-stage: transport | transport-scan | transport-alt | bhj | random
-  std::string method = "parking";      // memory: parking | relaxation
+  std::string algorithm = "optimal";   // direct and two-stage: the decomposition
+  std::string variant = "transport";   // two-stage: which intermediaries carry the extra bytes
+  std::string method = "parking";      // memory
   Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   Topology topology;                   // the machine (default full: a crossbar)
   std::uint64_t seed = 1;
   CostOptions cost;
-  bool verify_each = false;            // run the verifier after every schedule-producing pass
+  // Run the verifier after every schedule-producing pass (also on without this flag in builds
+  // without NDEBUG and where COMMFIT_VERIFY_EACH is set: verify_each_by_default()).
+  bool verify_each = false;
+  std::string print_after;             // a pass's name: print the schedule it returns on stderr
   // Called with a pass's name as it starts (auto: "candidate: pass"); commfit plan shows it on a
   // terminal for long plans. Empty: nothing is called.
   std::function<void(const std::string&)> progress;
@@ -36,6 +40,10 @@ struct PlanReport {
   std::vector<std::string> log;      // one line per pass run: name, seconds, and "verified" with --verify-each
   std::string comparison;            // --strategy auto: the table it chose from
 };
+
+// --verify-each without the flag: in Debug builds (no NDEBUG), and when the environment sets
+// COMMFIT_VERIFY_EACH to anything but "" or "0" (the test suite does).
+bool verify_each_by_default();
 
 // Runs the strategy's passes, lowers, verifies; throws UsageError for options it cannot honour.
 // A plan that fails verification is an internal error (it never leaves this function).

@@ -1,14 +1,14 @@
 // Strategy "async" (Ranka-Wang §3, AC): one phase in which every rank posts all its receives,
 // then all its sends. No contention rule holds; the cost model prices it by the busiest port.
-#include "planner/strategies.h"
+#include "planner/strategy_table.h"
 
 namespace commfit {
+namespace {
 
-StrategyOutput strategy_async(const CommMatrix& m, const PlanOptions&, PassRunner& passes) {
+StrategyOutput run_async(const CommMatrix& m, const PlanOptions&, PassRunner& passes) {
   StrategyOutput out;
   out.timing = Timing::async;
-  passes.rules.contention = out.contention = Contention::none;
-  out.schedule = passes.run("decompose", [&] {
+  out.schedule = passes.run(Pass::post_all, [&] {
     Schedule s;
     s.ranks = m.ranks;
     m.for_each([&](Rank i, Rank j, Bytes b) {
@@ -20,6 +20,21 @@ StrategyOutput strategy_async(const CommMatrix& m, const PlanOptions&, PassRunne
     return s;
   });
   return out;
+}
+
+}  // namespace
+
+const Strategy& async_strategy() {
+  static const Strategy s{
+      .entry = {"async", "Ranka-Wang §3 (AC)", "one phase: every receive posted, then every send, no ordering"},
+      .options = {},
+      .run = run_async,
+      .sweep = std::nullopt,
+      .needs_memory_limits = false,
+      .auto_skip = nullptr,
+      .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
+  };
+  return s;
 }
 
 }  // namespace commfit

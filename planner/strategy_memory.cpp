@@ -4,13 +4,12 @@
 #include "passes/memory_bound.h"
 #include "passes/park.h"
 #include "passes/relaxation.h"
-#include "planner/strategies.h"
+#include "planner/strategy_table.h"
 
 namespace commfit {
+namespace {
 
-StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
-  if (o.method != "parking" && o.method != "relaxation")
-    throw UsageError("unknown method \"" + o.method + "\" for strategy memory (choose from: parking, relaxation)");
+StrategyOutput run_memory(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   if (m.memory.empty())
     throw UsageError(
         "strategy memory needs per-rank free memory: give \"memory\" in the matrix, --memory or --memory-file");
@@ -18,19 +17,16 @@ StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRu
     throw UsageError("strategy memory: the exchange cannot be done within the memory limits: " + why);
   StrategyOutput out;
   // Ranks send to and receive from several peers in one phase: phases are bounded by memory.
-  passes.rules.contention = out.contention = Contention::none;
-  passes.rules.memory = out.memory_rule = true;
-
   const MemoryBound lb = memory_lower_bound(m);
   Bytes parked = 0;
   if (o.method == "parking") {
     ParkStats st;
-    out.schedule = passes.run("park", [&] { return park(m, ParkOptions{}, &st); });
+    out.schedule = passes.run(Pass::park, [&] { return park(m, ParkOptions{}, &st); });
     parked = st.parked_bytes;
   } else {
     RelaxationStats st;
     const RelaxationOptions ro;
-    std::optional<Schedule> s = passes.run("relaxation", [&] { return relaxation(m, ro, &st); });
+    std::optional<Schedule> s = passes.run(Pass::relaxation, [&] { return relaxation(m, ro, &st); });
     if (s) {
       out.schedule = std::move(*s);
       parked = st.parked_bytes;
@@ -38,7 +34,7 @@ StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRu
       // Whole-byte pieces do not fit the free memory of some rank (free memory comparable to its
       // number of peers): the greedy method always can, so use it and say so.
       ParkStats ps;
-      out.schedule = passes.run("park", [&] { return park(m, ParkOptions{}, &ps); });
+      out.schedule = passes.run(Pass::park, [&] { return park(m, ParkOptions{}, &ps); });
       parked = ps.parked_bytes;
       out.options["fallback"] = "parking: the relaxation could not round its pieces to whole bytes within " +
                                 std::to_string(ro.max_extra_phases) + " extra main phases";
@@ -49,6 +45,27 @@ StrategyOutput strategy_memory(const CommMatrix& m, const PlanOptions& o, PassRu
   out.options["lower_bound_phases"] = lb.phases;
   out.options["parked_bytes"] = parked;
   return out;
+}
+
+constexpr NamedEntry kMethods[] = {
+    {"parking", "Pinar-Hendrickson §3.1", "greedy: receive what fits, park the rest on ranks with spare memory"},
+    {"relaxation", "Pinar-Hendrickson §3.1", "continuous relaxation: ceil(T/M) equal pieces plus pre/post phases"},
+};
+constexpr OptionEntry kOptions[] = {{StrategyOption::method, kMethods}, {StrategyOption::memory, {}}};
+
+}  // namespace
+
+const Strategy& memory_strategy() {
+  static const Strategy s{
+      .entry = {"memory", "Pinar-Hendrickson §3", "phases that respect per-rank free memory, parking data on spare ranks"},
+      .options = kOptions,
+      .run = run_memory,
+      .sweep = StrategyOption::method,
+      .needs_memory_limits = true,
+      .auto_skip = nullptr,
+      .pieces = [](const CommMatrix& m, const PlanOptions&) { return saturating_mul(network_messages(m), 2); },   // a parked message moves twice
+  };
+  return s;
 }
 
 }  // namespace commfit

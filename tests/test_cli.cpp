@@ -97,7 +97,15 @@ TEST_CASE("cli_usage_errors_exit_2_without_output") {
   fs::remove_all(scratch_dir() / "none.plan");
   Result r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --algorithm magic");
   CHECK(r.status == 2);
-  CHECK(r.err.starts_with("commfit: error: unknown algorithm \"magic\" (choose from: optimal, rs_n, "));
+  CHECK(r.err.starts_with("commfit: error: unknown algorithm \"magic\" for strategy direct (choose from: optimal, rs_n, "));
+  CHECK(!fs::exists(scratch_dir() / "none.plan"));
+  // Options the strategy does not read are refused, not ignored (the strategy table says which).
+  r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --algorithm optimal --variant bhj");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: --variant does not apply to strategy direct (it applies to: two-stage)\n");
+  r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --print-after lower");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("commfit: error: --print-after \"lower\" is not a pass that returns a schedule (choose from: decompose, "));
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
   r = commfit("plan missing.json -o none.plan");
   CHECK(r.status == 2);
@@ -107,6 +115,19 @@ TEST_CASE("cli_usage_errors_exit_2_without_output") {
   CHECK(r.status == 2);
   r = commfit("frobnicate");
   CHECK(r.status == 2);
+}
+
+TEST_CASE("cli_print_after_and_verify_each") {
+  // --print-after PASS: the schedule that pass returned, on stderr; the plan is written as usual.
+  Result r = commfit("plan " + example("transport_fig1.json") + " -o pa.plan --algorithm rs_n --print-after decompose");
+  CHECK(r.status == 0);
+  CHECK(r.err.starts_with("commfit: after decompose:\n8 ranks, "));
+  CHECK(r.err.find("phase 0:\n  ") != std::string::npos);
+  // --verify-each (on in the test suite anyway): every pass result is checked, the CCOM too.
+  r = commfit("plan " + example("transport_fig1.json") + " -o pa.plan -q --algorithm rs_n --verify-each --time-passes");
+  CHECK(r.status == 0);
+  CHECK(r.err.find("commfit: pass compress: ") != std::string::npos);
+  CHECK(r.err.find(" s, verified\ncommfit: pass decompose: ") != std::string::npos);
 }
 
 TEST_CASE("cli_verify_rejects_a_tampered_plan") {

@@ -10,7 +10,7 @@
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "passes/profile_split.h"
-#include "planner/passes.h"
+#include "planner/strategy_table.h"
 #include "planner/pipeline.h"
 #include "support.h"
 
@@ -55,31 +55,26 @@ int main(int argc, char** argv) {
   Checker chk(MPI_COMM_WORLD);
   const std::filesystem::path dir = shared_scratch("commfit-exec");
 
-  // Every strategy of the table; direct with each algorithm, two-stage with each variant and
-  // memory with each method (the values `commfit plan --variant/--method` lists).
+  // Every strategy of the table, once per value of the option auto sweeps (direct: each
+  // algorithm, two-stage: each variant, memory: each method).
   std::vector<PlanOptions> variants;
-  for (const NamedEntry& s : strategy_table()) {
+  for (const Strategy* s : strategy_table()) {
     PlanOptions o;
-    o.strategy = s.name;
-    if (o.strategy == "direct") {
-      for (const NamedEntry& a : algorithm_table()) {
-        o.algorithm = a.name;
-        variants.push_back(o);
-      }
-    } else if (o.strategy == "two-stage") {
-      for (const char* v : {"transport", "transport-scan", "transport-alt", "bhj", "random"}) {
-        o.variant = v;
-        variants.push_back(o);
-      }
-    } else if (o.strategy == "memory") {
-      for (const char* method : {"parking", "relaxation"}) {
-        o.method = method;
+    o.strategy = s->entry.name;
+    std::vector<std::string> values = {""};
+    if (s->sweep) {
+      values.clear();
+      for (const OptionEntry& opt : s->options)
+        if (opt.option == *s->sweep)
+          for (const NamedEntry& e : opt.choices) values.push_back(e.name);
+    }
+    for (const std::string& v : values) {
+      if (s->sweep) choice(o, *s->sweep) = v;
+      if (s->needs_memory_limits) {
         o.memory = {1};   // marker: free memory t / 2 (tight: parking happens where feasible)
         variants.push_back(o);
         o.memory = {2};   // marker: free memory t (always feasible)
-        variants.push_back(o);
       }
-    } else {
       variants.push_back(o);
     }
   }
