@@ -4,9 +4,20 @@
 
 namespace commfit {
 
-double lower_bound_s(const TrafficStats& s, const CostOptions& c) {
-  return static_cast<double>(s.h) * c.tau_s + static_cast<double>(s.t) / c.bandwidth_Bps;
+double lower_bound_s(const TrafficStats& s, const CostOptions& c) { return lower_bound_s(s.h, s.t, c); }
+
+double lower_bound_s(std::int64_t h, Bytes t, const CostOptions& c) {
+  return static_cast<double>(h) * c.tau_s + static_cast<double>(t) / c.bandwidth_Bps;
 }
+
+double synchronous_cost_s(const std::vector<Bytes>& largest, const CostOptions& c) {
+  double total = 0;
+  for (Bytes b : largest)
+    if (b > 0) total += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+  return total;
+}
+
+double schedule_estimate_s(const Schedule& s, const CostOptions& c) { return synchronous_cost_s(phase_max_piece(s), c); }
 
 std::vector<Bytes> phase_max_message(const Plan& plan) {
   std::vector<Bytes> out(plan.manifest.phases, 0);
@@ -100,12 +111,13 @@ LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topol
 }  // namespace
 
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
-  const std::vector<Bytes> message = phase_max_message(plan);
-  const LinkShare link = topo.kind() == Topology::Kind::full ? LinkShare{} : link_share(plan, plan_messages(plan), topo);
-  double total = 0;
-  for (std::size_t k = 0; k < message.size(); ++k)
-    if (message[k] > 0) total += c.tau_s + static_cast<double>(std::max(message[k], link.phase.empty() ? 0 : link.phase[k])) / c.bandwidth_Bps;
-  return total;
+  std::vector<Bytes> largest = phase_max_message(plan);
+  if (topo.kind() != Topology::Kind::full) {
+    const LinkShare link = link_share(plan, plan_messages(plan), topo);
+    for (std::size_t k = 0; k < largest.size(); ++k)
+      if (largest[k] > 0) largest[k] = std::max(largest[k], link.phase[k]);
+  }
+  return synchronous_cost_s(largest, c);
 }
 
 double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {

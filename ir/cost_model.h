@@ -18,6 +18,7 @@ struct CostOptions {
 
 // h * tau + t / bandwidth.
 double lower_bound_s(const TrafficStats& s, const CostOptions& c);
+double lower_bound_s(std::int64_t h, Bytes t, const CostOptions& c);
 
 // With a topology (links of the same bandwidth as the ports): also no schedule beats the most
 // loaded link under the fixed routing, so LB = max(h tau + t mu, max link bytes * mu).
@@ -25,6 +26,15 @@ double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptio
 
 // Bytes each link carries over the whole exchange (index = link id); empty for full.
 std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo);
+
+// The synchronous model, the one sum every synchronous price below is: over the phases, in
+// order, tau + largest[k] / bandwidth, skipping the phases with largest[k] == 0 (no traffic).
+double synchronous_cost_s(const std::vector<Bytes>& largest, const CostOptions& c);
+
+// synchronous_cost_s of a schedule's largest pieces (phase_max_piece): synchronous_estimate_s of
+// the lowered plan on the full crossbar, computed on the schedule, for passes that price
+// candidates before lowering.
+double schedule_estimate_s(const Schedule& s, const CostOptions& c);
 
 // Sum over phases with network traffic of tau + (largest message of the phase) / bandwidth.
 // With a topology, messages that share a link in a phase share its bandwidth: a phase lasts

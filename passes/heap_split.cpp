@@ -59,13 +59,6 @@ std::vector<Rank> paper_lambda_ks(Rank n) {
   return ks;
 }
 
-double schedule_estimate_s(const Schedule& s, const CostOptions& cost) {
-  double total = 0;
-  for (Bytes b : phase_max_piece(s))
-    if (b > 0) total += cost.tau_s + static_cast<double>(b) / cost.bandwidth_Bps;
-  return total;
-}
-
 Schedule heap_split(const CompressedMatrix& ccom, const CommMatrix& m, const Topology& topo,
                     const HeapSplitOptions& options, HeapSplitReport* report) {
   topo.check_ranks(m.ranks);

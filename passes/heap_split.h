@@ -33,8 +33,8 @@ struct HeapSplitOptions {
   bool link_check = true;     // Check_Path / Mark_Path (the paper's H variants always check links)
   std::vector<Rank> ks;       // k values (lambda = k / n) to try; empty: paper_lambda_ks(n)
   CostOptions cost;           // for choosing among them
-  // Estimated time of a candidate schedule; empty: schedule_estimate_s(s, cost), the synchronous
-  // model. The paper chose lambda by the time measured on the machine, which behaves loosely
+  // Estimated time of a candidate schedule; empty: schedule_estimate_s(s, cost) (ir/cost_model.h),
+  // the synchronous model. The paper chose lambda by the time measured on the machine, which behaves loosely
   // synchronously: a critical-path estimate belongs here when the cost model has one.
   std::function<double(const Schedule&)> estimate;
   std::uint64_t seed = 1;     // start rows, as decompose_rs_nlp
@@ -60,9 +60,5 @@ Schedule heap_split(const CompressedMatrix& ccom, const CommMatrix& m, const Top
 // The paper's sweep for n ranks: k = n - 1, n - 2, n - 4, ..., while k >= 3n/4 (always n - 1
 // when n >= 2). For n = 64: 63, 62, 60, 56, 48.
 std::vector<Rank> paper_lambda_ks(Rank n);
-
-// Sum over phases with traffic of tau + (largest piece) / bandwidth: synchronous_estimate_s of
-// the lowered plan, computed on the schedule.
-double schedule_estimate_s(const Schedule& s, const CostOptions& cost);
 
 }  // namespace commfit

@@ -499,14 +499,6 @@ std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items,
   return out;
 }
 
-// The synchronous cost of phases with these largest pieces (0: an empty phase, free).
-double phases_cost(const std::vector<Bytes>& largest, const CostOptions& c) {
-  double s = 0;
-  for (Bytes b : largest)
-    if (b > 0) s += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
-  return s;
-}
-
 // The P-phase schedule of pieces `items`, piece e in phase colour[e] (empty phases kept).
 Schedule assemble(Rank p, std::int64_t P, const std::vector<Item>& items, const std::vector<std::int32_t>& colour) {
   Schedule s;
@@ -554,7 +546,6 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
   Schedule best;
   double best_cost = -1;
   // The cheapest schedule of every stage so far is kept.
-  auto cost_of = [&](const Schedule& s) { return phases_cost(phase_max_piece(s), o.cost); };
   auto keep = [&](Schedule s, double cost) {
     if (best_cost >= 0 && cost >= best_cost) return false;
     best_cost = cost;
@@ -563,12 +554,12 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
   };
   {
     Schedule s = assemble(p, d, items, colour(p, d, items, {}, static_cast<int>(o.lookahead)));
-    const double cost = cost_of(s);
+    const double cost = schedule_estimate_s(s, o.cost);
     r.stages.push_back({d, 0, cost, cost, 0});
     keep(std::move(s), cost);
   }
   for (std::int64_t P = d + 1; d > 0 && P <= d + o.extra_phases; ++P) {
-    const double floor = static_cast<double>(P) * o.cost.tau_s + static_cast<double>(t) / o.cost.bandwidth_Bps;
+    const double floor = lower_bound_s(P, t, o.cost);
     if (floor >= best_cost || (o.to_beat_s > 0 && floor >= o.to_beat_s)) break;   // no P-phase schedule can win
     const std::vector<Profile> port = profiles(p, items);
     std::int64_t tried = 0;
@@ -581,9 +572,9 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
       std::vector<Item> cut = cut_to(p, P, items, port, T, cuts);
       if (cut.empty()) continue;
       Schedule s = assemble(p, P, cut, colour(p, P, cut, T, static_cast<int>(o.lookahead)));
-      const double cost = cost_of(s);
+      const double cost = schedule_estimate_s(s, o.cost);
       if (next.empty() || cost < stage.coloured_s) {
-        stage = {P, phases_cost(T, o.cost), cost, cost, cuts};
+        stage = {P, synchronous_cost_s(T, o.cost), cost, cost, cuts};
         coloured = std::move(s);
         target = T;
         next = std::move(cut);
@@ -592,7 +583,7 @@ Schedule profile_split(const CommMatrix& m, const ProfileSplitOptions& o, Profil
     }
     if (next.empty()) break;   // no template admits consistent cuts: stop here
     Schedule s = searched(m, std::move(coloured), target, o);   // step 4 on the cheapest colouring
-    stage.estimate_s = cost_of(s);
+    stage.estimate_s = schedule_estimate_s(s, o.cost);
     if (keep(std::move(s), stage.estimate_s)) r.chosen = r.stages.size();
     r.stages.push_back(stage);
     items = std::move(next);

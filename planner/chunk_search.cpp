@@ -28,13 +28,6 @@ constexpr std::int64_t kMaxProfileDegree = 64;
 constexpr double kMaxProfileColouring = 0x1p22;
 constexpr double kMaxProfileTemplates = 0x1p28;
 
-double schedule_cost(const Schedule& s, const CostOptions& c) {
-  double total = 0;
-  for (Bytes b : phase_max_piece(s))
-    if (b > 0) total += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
-  return total;
-}
-
 }  // namespace
 
 Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& passes) {
@@ -48,7 +41,7 @@ Chunked choose_chunk(const CommMatrix& m, const CostOptions& c, PassRunner& pass
   auto consider_plan = [&](Bytes q, std::int64_t slack, const char* colouring, Pass pass, auto&& make) {
     Schedule s = passes.run(pass, make);
     s = passes.run(Pass::shave, [&] { return shave(s); });
-    const double cost = schedule_cost(s, c);
+    const double cost = schedule_estimate_s(s, c);
     if (best < 0 || cost < best) {
       best = cost;
       best_plan = {q, slack, colouring, std::move(s)};

@@ -1,6 +1,7 @@
 // The loosely synchronous estimate (ir/cost_model.h): a hand-computed critical path, and on many
 // plans of every direct algorithm, two-stage and memory strategy: busiest port <= loose <= synchronous.
 #include "ir/cost_model.h"
+#include "ir/random.h"
 #include "passes/lower.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
@@ -72,4 +73,52 @@ TEST_CASE("loose_estimate_lies_between_the_busiest_port_and_the_synchronous_esti
       ++checked;
     }
   CHECK(checked == 72);
+}
+
+TEST_CASE("synchronous_cost_s: the phases in order, empty ones free") {
+  Rng rng(16);
+  for (int trial = 0; trial < 500; ++trial) {
+    const CostOptions c{.tau_s = rng.uniform() * 1e-5, .bandwidth_Bps = 1e6 + rng.uniform() * 1e11};
+    std::vector<Bytes> largest(rng.below(40));
+    for (Bytes& b : largest) b = rng.below(3) == 0 ? 0 : static_cast<Bytes>(1 + rng.below(1 << 24));
+    double oracle = 0;   // the sum spelt out, in phase order (bit-identical, not approximately)
+    for (Bytes b : largest)
+      if (b != 0) oracle = oracle + (c.tau_s + static_cast<double>(b) / c.bandwidth_Bps);
+    CHECK(synchronous_cost_s(largest, c) == oracle);
+    std::vector<Bytes> padded = largest;   // empty phases at the end cost nothing
+    padded.resize(padded.size() + rng.below(4), 0);
+    CHECK(synchronous_cost_s(padded, c) == oracle);
+  }
+}
+
+TEST_CASE("schedule_estimate_s: a direct schedule costs what its lowered plan does") {
+  Rng rng(2016);
+  for (int trial = 0; trial < 60; ++trial) {
+    const auto n = static_cast<Rank>(2 + rng.below(30));
+    const CommMatrix m = gen_lognormal(n, 0.1 + 0.5 * rng.uniform(), 4096, 2.0, rng.next());
+    // Each message in up to 3 pieces, each in its own random phase (a phase with two pieces of
+    // one pair would be one message of their sum in the plan).
+    Schedule s;
+    s.ranks = n;
+    s.phases = static_cast<Phase>(1 + rng.below(12));
+    std::vector<Phase> order(s.phases);
+    for (Phase k = 0; k < s.phases; ++k) order[k] = k;
+    m.for_each([&](Rank i, Rank j, Bytes b) {
+      if (i == j) return;
+      rng.shuffle(order.begin(), order.end());
+      const Bytes k = std::min<Bytes>({static_cast<Bytes>(1 + rng.below(3)), static_cast<Bytes>(s.phases), b});
+      for (Bytes x = 0, offset = 0; x < k; ++x) {
+        const Bytes len = x + 1 == k ? b - offset : b / k;
+        s.transfers.push_back({order[x], i, j, {i, j, offset, len}});
+        offset += len;
+      }
+    });
+    s.copies = local_copies(m);
+    canonicalize(s);
+    if (s.transfers.empty()) continue;
+    const CostOptions c{.tau_s = rng.uniform() * 1e-5, .bandwidth_Bps = 1e8 + rng.uniform() * 1e10};
+    CAPTURE(trial);
+    CHECK(schedule_estimate_s(s, c) == synchronous_cost_s(phase_max_piece(s), c));
+    CHECK(schedule_estimate_s(s, c) == synchronous_estimate_s(lower(s, m), c));
+  }
 }
