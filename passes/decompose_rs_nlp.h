@@ -1,12 +1,12 @@
 // decompose (rs_nlp): the Ranka-Wang random-scheduling family of §4.2 and §5, faithful to Fig. 4
 // (RS_Node/Link_Pairwise) with its two parts as options (§7.1's variants):
-//   RS_N   = neither (identical to decompose_rs_n, Fig. 3),
+//   RS_N   = neither (Fig. 3; decompose_rs_n is this),
 //   RS_NP  = pairwise: Locate_Pair first places i -> j and j -> i in the same phase where both are
 //            idle, so they run as one pairwise exchange (§5, PAIRS);
 //   RS_NL  = link_check: Check_Path / Mark_Path keep the routes of a phase link-disjoint on the
 //            topology (§5, PATHS); a pick whose route crosses a claimed link is skipped;
 //   RS_NLP = both.
-// Each iteration starts at a random row (seeded as decompose_rs_n) and is one phase. Locate_Pair
+// Each iteration starts at a random row (its own salted stream of seed) and is one phase. Locate_Pair
 // is only outlined in the paper; ours is described in passes/ranka_wang_detail.h.
 // Needs: the fresh CCOM of m (compress), m.ranks <= topology ranks (unless full). Guarantees:
 // every phase is a partial permutation, every network message is sent whole exactly once, local

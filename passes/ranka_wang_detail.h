@@ -91,7 +91,8 @@ class RsState {
   std::vector<std::int64_t> route_a_, route_b_;
 };
 
-// Salt of the start-row stream, shared with decompose_rs_n so RS_N is reproduced exactly.
+// Salt of the start-row stream (compress() seeds its Rng with the same seed; the salt keeps the
+// two streams independent). Changing it changes every random-scheduling plan.
 inline constexpr std::uint64_t kRsStartRowSalt = 0x7a3c5e91d2b4f608ULL;
 
 }  // namespace commfit::detail

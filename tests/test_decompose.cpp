@@ -113,8 +113,8 @@ void check_all_algorithms(const Case& c, std::uint64_t seed, bool run_verifier) 
 }
 
 // Fig. 3, transcribed literally (send/receive reset and all n rows scanned every iteration),
-// as the reference for the bookkeeping shortcuts of decompose_rs_n. The salt must match
-// decompose_rs_n.cpp.
+// as the reference for the bookkeeping shortcuts of decompose_rs_n (RsState of
+// passes/ranka_wang_detail.h). The salt must match kRsStartRowSalt there.
 Schedule rs_n_reference(CompressedMatrix ccom, const CommMatrix& m, std::uint64_t seed) {
   const Rank n = ccom.ranks;
   Schedule s;
