@@ -1,5 +1,5 @@
-// Internals of decompose_optimal (not a pass): the colour tables of a bipartite edge colouring
-// and the alternating-path (Kempe) step of König's theorem.
+// Internals of decompose_optimal and quantised_split (not a pass): the colour tables of a
+// bipartite (multi)graph edge colouring and the alternating-path (Kempe) step of König's theorem.
 // Vertices are numbered senders 0 .. p-1, receivers p .. 2p-1. A table maps (vertex, colour) to
 // the neighbour joined to it by an edge of that colour (kNone when the colour is free there).
 #pragma once
@@ -21,6 +21,22 @@ namespace commfit::detail {
 using Vertex = std::int32_t;
 using Colour = std::int32_t;
 inline constexpr Vertex kNone = -1;
+
+// A table entry. Tables of Vertex hold the neighbour alone. Tables of Linked also carry the
+// caller's id of the edge, for multigraphs whose parallel edges must keep their identity through
+// flips (the pieces of one message differ in offset and size).
+struct Linked {
+  Vertex nb = kNone;
+  std::int32_t edge = -1;
+};
+inline Vertex neighbour(Vertex w) { return w; }
+inline Vertex neighbour(const Linked& e) { return e.nb; }
+template <class Entry>
+Entry make_entry(Vertex nb, std::int32_t edge);
+template <>
+inline Vertex make_entry<Vertex>(Vertex nb, std::int32_t) { return nb; }
+template <>
+inline Linked make_entry<Linked>(Vertex nb, std::int32_t edge) { return {nb, edge}; }
 
 // Per vertex x, a bitmap of the colours [0, width(x)) in use at x, plus a hint (no free colour
 // in the words before it). The dense tables track every colour (width h: 2ph bits, 1/32 of the
@@ -67,7 +83,7 @@ class FreeColours {
       for (std::uint64_t free = ~w[i]; free != 0 && found < k; free &= free - 1)
         out[found++] = static_cast<Colour>(i * 64 + std::countr_zero(free));
     }
-    commfit_assert(found > 0, "decompose_optimal", "no free colour within the tracked range");
+    commfit_assert(found > 0, "edge_colouring", "no free colour within the tracked range");
     return found;
   }
 
@@ -96,45 +112,49 @@ class FreeColours {
 // entries (L2-resident up to p ~ 65536) instead of jumping between random vertex rows. The
 // table asks for transparent huge pages where the OS has them (the colouring writes land on
 // random rows).
-class DenseTable {
+template <class E>
+class DenseTableOf {
  public:
-  DenseTable(std::int64_t vertices, Colour h) : vertices_(static_cast<std::size_t>(vertices)), h_(h) {
+  using Entry = E;
+  DenseTableOf(std::int64_t vertices, Colour h) : vertices_(static_cast<std::size_t>(vertices)), h_(h) {
     const std::size_t n = static_cast<std::size_t>(vertices) * static_cast<std::size_t>(h);
     constexpr std::size_t kHuge = std::size_t{1} << 21;
-    const std::size_t bytes = (n * sizeof(Vertex) + kHuge - 1) / kHuge * kHuge;
-    t_.reset(static_cast<Vertex*>(std::aligned_alloc(kHuge, bytes ? bytes : kHuge)));
-    commfit_assert(t_ != nullptr, "decompose_optimal", "out of memory for the colour table");
+    const std::size_t bytes = (n * sizeof(Entry) + kHuge - 1) / kHuge * kHuge;
+    t_.reset(static_cast<Entry*>(std::aligned_alloc(kHuge, bytes ? bytes : kHuge)));
+    commfit_assert(t_ != nullptr, "edge_colouring", "out of memory for the colour table");
 #ifdef MADV_HUGEPAGE
     madvise(t_.get(), bytes, MADV_HUGEPAGE);
 #endif
-    std::fill_n(t_.get(), n, kNone);
+    std::fill_n(t_.get(), n, make_entry<Entry>(kNone, -1));
   }
-  Vertex get(Vertex x, Colour c) const { return t_[index(x, c)]; }
-  void put(Vertex x, Colour c, Vertex w) { t_[index(x, c)] = w; }
-  // Calls f(colour, neighbour) for the coloured edges of x, by colour.
+  Entry get(Vertex x, Colour c) const { return t_[index(x, c)]; }
+  void put(Vertex x, Colour c, Entry w) { t_[index(x, c)] = w; }
+  // Calls f(colour, entry) for the coloured edges of x, by colour.
   template <class F>
   void for_each(Vertex x, F&& f) const {
     for (Colour c = 0; c < h_; ++c)
-      if (const Vertex w = get(x, c); w != kNone) f(c, w);
+      if (const Entry w = get(x, c); neighbour(w) != kNone) f(c, w);
   }
 
  private:
   struct Free {
-    void operator()(Vertex* p) const { std::free(p); }
+    void operator()(Entry* p) const { std::free(p); }
   };
   std::size_t index(Vertex x, Colour c) const {
     return static_cast<std::size_t>(c) * vertices_ + static_cast<std::size_t>(x);
   }
   std::size_t vertices_;
   Colour h_;
-  std::unique_ptr<Vertex[], Free> t_;
+  std::unique_ptr<Entry[], Free> t_;
 };
+using DenseTable = DenseTableOf<Vertex>;
 
 // Compact table: per vertex an open-addressing hash map colour -> neighbour with linear probing,
 // capacity the power of two >= 2 deg(x), deletion by backward shift (no tombstones). O(m) memory
 // whatever h is (a hot receiver makes h ~ p while most vertices have a handful of edges).
 class HashedTable {
  public:
+  using Entry = Vertex;
   explicit HashedTable(const std::vector<std::int32_t>& degree)
       : begin_(degree.size() + 1, 0), shift_(degree.size(), 0) {
     for (std::size_t x = 0; x < degree.size(); ++x) {
@@ -209,14 +229,21 @@ class HashedTable {
 // are walked in lockstep and the first to end is flipped: O(shortest path) steps, and the
 // walks' memory loads are independent, so they overlap (long paths appear on tight, regular
 // inputs).
+// Walk::textbook flips instead the path from v with a, b the smallest colours free at u and v
+// (then a is free at both): the quantised split's plans were made with it, and a different flip
+// leaves a different colouring for the edges after it.
+// `edge` is the caller's id of the edge, kept in tables of Linked entries.
 template <class Table>
 class KempeColouring {
  public:
+  using Entry = typename Table::Entry;
   static constexpr int kCandidates = 4;   // free colours tried at each end
+  enum class Walk { shortest, textbook };
 
-  KempeColouring(Table& table, FreeColours& free) : t_(table), free_(free) {}
+  KempeColouring(Table& table, FreeColours& free, Walk walk = Walk::shortest) : t_(table), free_(free), walk_(walk) {}
 
-  Colour colour(Vertex u, Vertex v) {
+  Colour colour(Vertex u, Vertex v, std::int32_t edge = -1) {
+    edge_ = edge;
     const Colour c = free_.first_common_free(u, v);
     if (c != kNone) return assign(u, v, c);
     Colour as[kCandidates], bs[kCandidates];
@@ -226,6 +253,10 @@ class KempeColouring {
     const int nb = free_.free_colours(v, bs, kCandidates);
     for (int j = 0; j < nb; ++j)
       if (is_free(u, bs[j])) return assign(u, v, bs[j]);
+    if (walk_ == Walk::textbook) {
+      flip(v, as[0], as[0], bs[0]);
+      return assign(u, v, as[0]);
+    }
     struct Walk {
       Vertex start;
       Colour a, b;     // the colour pair; the walk leaves start with a (start = v) or b (start = u)
@@ -242,7 +273,7 @@ class KempeColouring {
     for (;;) {
       for (int k = 0; k < n; ++k) {
         Walk& w = walks[k];
-        const Vertex nx = t_.get(w.x, w.next);
+        const Vertex nx = neighbour(t_.get(w.x, w.next));
         if (nx == kNone) {
           const bool from_v = w.start == v;
           flip(w.start, from_v ? w.a : w.b, w.a, w.b);
@@ -256,28 +287,28 @@ class KempeColouring {
 
  private:
   bool is_free(Vertex x, Colour c) const {
-    return free_.tracks(x, c) ? free_.is_free(x, c) : t_.get(x, c) == kNone;
+    return free_.tracks(x, c) ? free_.is_free(x, c) : neighbour(t_.get(x, c)) == kNone;
   }
   Colour assign(Vertex u, Vertex v, Colour c) {
-    set(u, c, v);
-    set(v, c, u);
+    set(u, c, make_entry<Entry>(v, edge_));
+    set(v, c, make_entry<Entry>(u, edge_));
     return c;
   }
-  void set(Vertex x, Colour c, Vertex w) {
+  void set(Vertex x, Colour c, Entry w) {
     t_.put(x, c, w);
-    free_.mark(x, c, w != kNone);
+    free_.mark(x, c, neighbour(w) != kNone);
   }
   // Swaps colours a and b on the alternating path that leaves `start` with colour `first`.
   void flip(Vertex start, Colour first, Colour a, Colour b) {
     Vertex x = start;
     Colour c = first;
     for (;;) {
-      const Vertex next = t_.get(x, c);
-      const Vertex wa = t_.get(x, a), wb = t_.get(x, b);
+      const Vertex next = neighbour(t_.get(x, c));
+      const Entry wa = t_.get(x, a), wb = t_.get(x, b);
       // Free before taking: x never holds more edges than its degree, not even for a moment
       // (a hashed table sized for deg(x) could otherwise be full).
-      if (wa == kNone) {
-        set(x, b, kNone);
+      if (neighbour(wa) == kNone) {
+        set(x, b, make_entry<Entry>(kNone, -1));
         set(x, a, wb);
       } else {
         set(x, a, wb);
@@ -291,6 +322,8 @@ class KempeColouring {
 
   Table& t_;
   FreeColours& free_;
+  Walk walk_;
+  std::int32_t edge_ = -1;   // of the edge being coloured
 };
 
 }  // namespace commfit::detail

@@ -1,9 +1,9 @@
 #include "passes/quantised_split.h"
 
 #include "ir/error.h"
+#include "passes/edge_colouring_detail.h"
 
 #include <algorithm>
-#include <bit>
 #include <limits>
 #include <numeric>
 
@@ -15,102 +15,29 @@ struct Edge {
   Piece piece;
 };
 
-// Bipartite multigraph edge colouring, pieces taken largest first. Each piece gets the smallest
-// colour free at both its ends (first fit), so the largest pieces share the low colours and a
-// phase's cost is set by pieces of similar size. When no colour below the cap is free at both
-// ends, the alternating-path (Kempe) flip of König's theorem frees one below D; with a cap of
-// 2D - 1 one always is (each end uses at most D - 1 colours), so no flip is needed.
-// at[x * cap + c] is the edge of colour c at vertex x (senders 0..p-1, receivers p..2p-1), or -1;
-// used_ holds the same as one bit per colour, for the first-fit scan.
-class MultiColouring {
- public:
-  MultiColouring(Rank p, std::int64_t cap, std::vector<Edge>& edges)
-      : p_(p), cap_(cap), words_((cap + 63) / 64), edges_(edges), colour_(edges.size(), -1),
-        at_(static_cast<std::size_t>(2 * static_cast<std::int64_t>(p) * cap), -1),
-        used_(static_cast<std::size_t>(2 * static_cast<std::int64_t>(p) * words_), 0) {}
-
-  void colour_all() {
-    for (std::size_t e = 0; e < edges_.size(); ++e) colour_one(static_cast<std::int64_t>(e));
+// First fit with Kempe flips (passes/edge_colouring_detail.h) on the pieces, largest first: each
+// piece gets the smallest colour below the cap free at both its ends, so the largest pieces share
+// the low colours and a phase's cost is set by pieces of similar size. When no colour below the
+// cap is free at both ends, the textbook alternating-path flip of König's theorem frees one (it
+// holds for multigraphs); with a cap of 2D - 1 one always is free (each end uses at most D - 1
+// colours), so no flip is needed. Returns each piece's colour.
+std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std::vector<Edge>& edges) {
+  commfit_assert(edges.size() < (std::size_t{1} << 31) && cap < (std::int64_t{1} << 31), "quantised_split",
+                 "too many pieces for the colour table");
+  using Table = detail::DenseTableOf<detail::Linked>;
+  const auto width = static_cast<detail::Colour>(cap);
+  Table table(2 * static_cast<std::int64_t>(p), width);
+  {
+    detail::FreeColours free(std::vector<std::int32_t>(2 * static_cast<std::size_t>(p), width));
+    detail::KempeColouring<Table> kempe(table, free, detail::KempeColouring<Table>::Walk::textbook);
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      kempe.colour(edges[e].u, p + edges[e].v, static_cast<std::int32_t>(e));
   }
-  std::int32_t colour(std::size_t e) const { return colour_[e]; }
-  std::int64_t colours_used() const {
-    std::int32_t top = -1;
-    for (std::int32_t c : colour_) top = std::max(top, c);
-    return top + 1;
-  }
-
- private:
-  std::int64_t& at(std::int64_t x, std::int64_t c) { return at_[static_cast<std::size_t>(x * cap_ + c)]; }
-  std::uint64_t* used(std::int64_t x) { return used_.data() + x * words_; }
-  // Smallest colour free at x and (if y >= 0) at y, or -1.
-  std::int64_t first_free(std::int64_t x, std::int64_t y) {
-    const std::uint64_t* ux = used(x);
-    const std::uint64_t* uy = y >= 0 ? used(y) : nullptr;
-    for (std::int64_t w = 0; w < words_; ++w) {
-      const std::uint64_t taken = ux[w] | (uy ? uy[w] : 0);
-      if (taken != ~std::uint64_t{0}) {
-        const std::int64_t c = w * 64 + std::countr_one(taken);
-        return c < cap_ ? c : -1;
-      }
-    }
-    return -1;
-  }
-  std::int64_t other_end(std::int64_t e, std::int64_t x) const {
-    const Edge& ed = edges_[static_cast<std::size_t>(e)];
-    return x == ed.u ? p_ + ed.v : ed.u;
-  }
-  void mark(std::int64_t x, std::int64_t c, std::int64_t e) {
-    at(x, c) = e;
-    std::uint64_t& word = used(x)[c / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (c % 64);
-    word = e >= 0 ? word | bit : word & ~bit;
-  }
-  void set(std::int64_t e, std::int64_t c) {
-    const Edge& ed = edges_[static_cast<std::size_t>(e)];
-    colour_[static_cast<std::size_t>(e)] = static_cast<std::int32_t>(c);
-    mark(ed.u, c, e);
-    mark(p_ + ed.v, c, e);
-  }
-  void clear(std::int64_t e) {
-    const Edge& ed = edges_[static_cast<std::size_t>(e)];
-    const std::int64_t c = colour_[static_cast<std::size_t>(e)];
-    mark(ed.u, c, -1);
-    mark(p_ + ed.v, c, -1);
-  }
-
-  void colour_one(std::int64_t e) {
-    const std::int64_t u = edges_[static_cast<std::size_t>(e)].u, v = p_ + edges_[static_cast<std::size_t>(e)].v;
-    const std::int64_t common = first_free(u, v);
-    if (common >= 0) {
-      set(e, common);
-      return;
-    }
-    const std::int64_t a = first_free(u, -1), b = first_free(v, -1);
-    commfit_assert(a >= 0 && b >= 0, "quantised_split", "no free colour: degree above the colour cap");
-    // Walk the a/b alternating path from v (it cannot reach u in a bipartite graph) and swap
-    // its colours; then a is free at v.
-    path_.clear();
-    std::int64_t x = v, c = a;
-    while (true) {
-      const std::int64_t f = at(x, c);
-      if (f < 0) break;
-      path_.push_back(f);
-      x = other_end(f, x);
-      c = c == a ? b : a;
-    }
-    for (std::int64_t f : path_) clear(f);
-    for (std::int64_t f : path_) set(f, colour_[static_cast<std::size_t>(f)] == a ? b : a);
-    set(e, a);
-  }
-
-  Rank p_;
-  std::int64_t cap_, words_;
-  std::vector<Edge>& edges_;
-  std::vector<std::int32_t> colour_;
-  std::vector<std::int64_t> at_;
-  std::vector<std::uint64_t> used_;
-  std::vector<std::int64_t> path_;
-};
+  std::vector<std::int32_t> colour(edges.size(), -1);
+  for (Rank u = 0; u < p; ++u)
+    table.for_each(u, [&](detail::Colour c, detail::Linked w) { colour[static_cast<std::size_t>(w.edge)] = c; });
+  return colour;
+}
 
 // Bottleneck peeling (the min-bottleneck perfect matching heuristic of SS/TDMA time-slot
 // assignment, weighted edge colouring): pad the multigraph to D-regular with 0-byte dummy pieces
@@ -369,11 +296,9 @@ Schedule quantised_split(const CommMatrix& m, Bytes q, std::int64_t slack) {
   std::vector<Edge> edges = cut(m, q);
   commfit_assert(slack >= 0, "quantised_split", "negative colour slack");
   // More than D - 1 extra colours are never needed: first fit alone stays within 2D - 1.
-  MultiColouring colouring(m.ranks, d + std::min(slack, std::max<std::int64_t>(d - 1, 0)), edges);
-  colouring.colour_all();
-  std::vector<std::int32_t> colour(edges.size());
-  for (std::size_t e = 0; e < edges.size(); ++e) colour[e] = colouring.colour(e);
-  return assemble(m, edges, colour, std::max(d, colouring.colours_used()));
+  const std::vector<std::int32_t> colour = first_fit_colours(m.ranks, d + std::min(slack, std::max<std::int64_t>(d - 1, 0)), edges);
+  const std::int32_t top = colour.empty() ? -1 : *std::max_element(colour.begin(), colour.end());
+  return assemble(m, edges, colour, std::max<std::int64_t>(d, top + 1));
 }
 
 Schedule quantised_split_bottleneck(const CommMatrix& m, Bytes q) {

@@ -338,6 +338,99 @@ TEST_CASE("edge colouring: dense and hashed tables agree on multigraphs") {
   }
 }
 
+namespace {
+
+// The quantised split's colouring as it was written before it used KempeColouring (the oracle
+// for Walk::textbook): per vertex and colour the edge id; first fit below cap, else with a, b the
+// smallest colours free at u and v, the a/b path from v swapped and a taken.
+std::vector<std::int32_t> textbook_reference(std::int64_t vertices, std::int64_t cap,
+                                             const std::vector<std::pair<std::int32_t, std::int32_t>>& edges) {
+  std::vector<std::int64_t> at(static_cast<std::size_t>(vertices * cap), -1);
+  std::vector<std::int32_t> colour(edges.size(), -1);
+  auto slot = [&](std::int64_t x, std::int64_t c) -> std::int64_t& { return at[static_cast<std::size_t>(x * cap + c)]; };
+  auto first_free = [&](std::int64_t x, std::int64_t y) {
+    for (std::int64_t c = 0; c < cap; ++c)
+      if (slot(x, c) < 0 && (y < 0 || slot(y, c) < 0)) return c;
+    return std::int64_t{-1};
+  };
+  auto set = [&](std::int64_t e, std::int64_t c) {
+    colour[static_cast<std::size_t>(e)] = static_cast<std::int32_t>(c);
+    slot(edges[static_cast<std::size_t>(e)].first, c) = e;
+    slot(edges[static_cast<std::size_t>(e)].second, c) = e;
+  };
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    const auto [u, v] = edges[e];
+    if (const std::int64_t c = first_free(u, v); c >= 0) {
+      set(static_cast<std::int64_t>(e), c);
+      continue;
+    }
+    const std::int64_t a = first_free(u, -1), b = first_free(v, -1);
+    REQUIRE((a >= 0 && b >= 0));
+    std::vector<std::int64_t> path;
+    for (std::int64_t x = v, c = a; slot(x, c) >= 0; c = c == a ? b : a) {
+      const std::int64_t f = slot(x, c);
+      path.push_back(f);
+      x = x == edges[static_cast<std::size_t>(f)].first ? edges[static_cast<std::size_t>(f)].second : edges[static_cast<std::size_t>(f)].first;
+    }
+    for (std::int64_t f : path) {
+      slot(edges[static_cast<std::size_t>(f)].first, colour[static_cast<std::size_t>(f)]) = -1;
+      slot(edges[static_cast<std::size_t>(f)].second, colour[static_cast<std::size_t>(f)]) = -1;
+    }
+    for (std::int64_t f : path) set(f, colour[static_cast<std::size_t>(f)] == a ? b : a);
+    set(static_cast<std::int64_t>(e), a);
+  }
+  return colour;
+}
+
+}  // namespace
+
+TEST_CASE("edge colouring: the textbook walk on Linked tables keeps edge ids, as the reference") {
+  // Multigraphs with many parallel edges (the pieces of a message), coloured with the maximum
+  // degree D as the cap (every flip needed) or D plus some slack, in random edge order: the
+  // colouring is proper and complete, both ends hold the same edge id, and every edge has the
+  // colour the spelt-out reference gives it.
+  using namespace commfit::detail;
+  using Table = DenseTableOf<Linked>;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    Rng rng(seed);
+    const Vertex p = static_cast<Vertex>(1 + rng.below(seed % 4 ? 12 : 80));
+    std::vector<std::pair<std::int32_t, std::int32_t>> edges;
+    const std::uint64_t pairs = 1 + rng.below(static_cast<std::uint64_t>(3 * p));
+    for (std::uint64_t k = 0; k < pairs; ++k) {
+      const auto u = static_cast<Vertex>(rng.below(static_cast<std::uint64_t>(p)));
+      const auto v = static_cast<Vertex>(p + rng.below(static_cast<std::uint64_t>(p)));
+      for (std::uint64_t m = 1 + rng.below(rng.below(2) ? 1 : 6); m > 0; --m) edges.push_back({u, v});
+    }
+    rng.shuffle(edges.begin(), edges.end());
+    std::vector<std::int32_t> degree(2 * static_cast<std::size_t>(p), 0);
+    for (const auto& [u, v] : edges) ++degree[u], ++degree[v];
+    const Colour d = *std::max_element(degree.begin(), degree.end());
+    const Colour cap = d + static_cast<Colour>(seed % 3 ? 0 : rng.below(static_cast<std::uint64_t>(d)));
+    Table table(2 * p, cap);
+    {
+      FreeColours free(std::vector<std::int32_t>(degree.size(), cap));
+      KempeColouring<Table> kempe(table, free, KempeColouring<Table>::Walk::textbook);
+      for (std::size_t e = 0; e < edges.size(); ++e) CHECK(kempe.colour(edges[e].first, edges[e].second, static_cast<std::int32_t>(e)) < cap);
+    }
+    CAPTURE(seed);
+    std::vector<std::int32_t> colour(edges.size(), -1);
+    for (Vertex x = 0; x < 2 * p; ++x) {
+      std::int32_t count = 0;
+      table.for_each(x, [&](Colour c, Linked w) {
+        ++count;
+        REQUIRE((w.edge >= 0 && static_cast<std::size_t>(w.edge) < edges.size()));
+        const auto [u, v] = edges[static_cast<std::size_t>(w.edge)];
+        CHECK(((x == u && w.nb == v) || (x == v && w.nb == u)));   // the entry is that edge, seen from x
+        const Linked back = table.get(w.nb, c);
+        CHECK((back.nb == x && back.edge == w.edge));              // both ends agree
+        if (x < p) colour[static_cast<std::size_t>(w.edge)] = c;
+      });
+      CHECK(count == degree[x]);   // colours distinct at x and every edge of x coloured
+    }
+    CHECK(colour == textbook_reference(2 * p, cap, edges));
+  }
+}
+
 TEST_CASE("gen_uniform: exactly d distinct partners each way and no self messages") {
   for (Rank n : {1, 2, 3, 4, 5, 9, 64, 101})
     for (int d : {0, 1, 2, 3, n / 2, n - 2, n - 1}) {
