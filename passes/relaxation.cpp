@@ -232,16 +232,7 @@ class Layout {
     }
     s.phases = post + 1;
     if (!keeps_memory_rule(s)) return false;
-    std::vector<Phase> used(s.phases, 0);
-    for (const Transfer& t : s.transfers) used[t.phase] = 1;
-    std::vector<Phase> renum(s.phases, 0);
-    Phase next = 0;
-    for (Phase k = 0; k < s.phases; ++k) {
-      renum[k] = next;
-      next += used[k];
-    }
-    for (Transfer& t : s.transfers) t.phase = renum[t.phase];
-    s.phases = next;
+    drop_empty_phases(s);
     if (s.phases == 0 && !s.copies.empty()) s.phases = 1;
     canonicalize(s);
     parked = 0;
