@@ -1,6 +1,9 @@
 #include "ir/plan.h"
 
+#include <algorithm>
+#include <map>
 #include <tuple>
+#include <utility>
 
 namespace commfit {
 
@@ -27,6 +30,197 @@ bool step_less(const Step& a, const Step& b) {
   auto rank_op = [](Op op) { return op == Op::recv ? 0 : op == Op::send ? 1 : 2; };
   return std::make_tuple(a.phase, rank_op(a.op), a.peer, a.src, a.dst, a.offset) <
          std::make_tuple(b.phase, rank_op(b.op), b.peer, b.src, b.dst, b.offset);
+}
+
+namespace {
+
+std::string range(Bytes a, Bytes b) { return "[" + std::to_string(a) + ", " + std::to_string(b) + ")"; }
+
+std::string piece_text(Rank src, Rank dst, Bytes offset, Bytes bytes) {
+  return "bytes " + range(offset, offset + bytes) + " of " + std::to_string(src) + "->" + std::to_string(dst);
+}
+
+// Bytes of the message `list` gives for `peer` (sorted by peer); 0 when it lists none.
+Bytes listed(const std::vector<PeerBytes>& list, Rank peer) {
+  const auto it = std::lower_bound(list.begin(), list.end(), peer, [](const PeerBytes& x, Rank p) { return x.peer < p; });
+  return it != list.end() && it->peer == peer ? it->bytes : 0;
+}
+
+class RankChecker {
+ public:
+  RankChecker(const RankSchedule& rs, const RankCheckOptions& o) : rs_(rs), o_(o) {}
+
+  std::vector<ScheduleProblem> run() {
+    format();
+    if (!problems_.empty()) return problems_;
+    if (o_.tiling) {
+      tiling(false);
+      tiling(true);
+    }
+    if (o_.staging) staging();
+    return problems_;
+  }
+
+ private:
+  bool full() const { return problems_.size() >= o_.max_problems; }
+  void problem(int rule, std::string place, std::string what) {
+    if (!full()) problems_.push_back({rule, std::move(place), std::move(what)});
+  }
+  std::string out_of_range(const char* what, Rank v) const {
+    return std::string(what) + " " + std::to_string(v) + " is out of range (ranks = " + std::to_string(rs_.ranks) + ")";
+  }
+
+  void peers(const std::vector<PeerBytes>& list, const char* name) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::string at = std::string("/") + name + "/" + std::to_string(k);
+      const PeerBytes& x = list[k];
+      if (x.peer < 0 || x.peer >= rs_.ranks) problem(0, at + "/0", out_of_range("peer", x.peer));
+      else if (k > 0 && x.peer <= list[k - 1].peer) problem(0, at + "/0", "peers must be listed in increasing order");
+      if (x.bytes == 0) problem(0, at + "/1", "zero entries are not listed");
+      else if (x.bytes > kMaxMessageBytes) problem(0, at + "/1", "size " + std::to_string(x.bytes) + " exceeds the limit of 2^53 bytes");
+    }
+  }
+
+  void format() {
+    if (rs_.rank < 0 || rs_.rank >= rs_.ranks) return problem(0, "/rank", out_of_range("rank", rs_.rank));
+    peers(rs_.sends, "sends");
+    peers(rs_.recvs, "recvs");
+    if (!problems_.empty()) return;   // the steps are checked against the lists' sizes
+    const Bytes self_sent = listed(rs_.sends, rs_.rank), self_received = listed(rs_.recvs, rs_.rank);
+    if (self_sent != self_received)
+      problem(0, "/recvs", "the self message has " + std::to_string(self_sent) + " bytes in sends but " +
+                               std::to_string(self_received) + " in recvs");
+    for (std::size_t k = 0; k < rs_.steps.size() && !full(); ++k) step(k);
+  }
+
+  void step(std::size_t k) {
+    const Step& s = rs_.steps[k];
+    const Rank me = rs_.rank;
+    const std::string at = "/steps/" + std::to_string(k);
+    if (k > 0 && step_less(s, rs_.steps[k - 1])) problem(0, at, "steps are not in phase order (receives, then sends, then copies)");
+    if (s.phase >= rs_.phases)
+      problem(0, at + "/phase", "phase " + std::to_string(s.phase) + " is not below the phase count " + std::to_string(rs_.phases));
+    for (const auto& [field, v] : {std::pair{"peer", s.peer}, {"src", s.src}, {"dst", s.dst}})
+      if (v < 0 || v >= rs_.ranks) return problem(0, at + "/" + field, out_of_range(field, v));
+    if (s.bytes == 0) problem(0, at + "/bytes", "a step moves at least one byte");
+    // A piece of this rank's own message lies inside the message as sends or recvs give it.
+    auto within = [&](Bytes size) {
+      if (s.offset > size || s.bytes > size - s.offset)
+        problem(0, at, "bytes " + range(s.offset, s.offset + s.bytes) + " of message " + std::to_string(s.src) + " -> " +
+                           std::to_string(s.dst) + " lie outside the message (" + std::to_string(size) + " bytes)");
+    };
+    switch (s.op) {
+      case Op::copy:
+        if (s.peer != me || s.src != me || s.dst != me) problem(0, at, "a copy step must have peer == src == dst == this rank");
+        else if (s.buffer != Buffer::recv) problem(0, at + "/buffer", "a copy copies the self message into the receive buffer (buffer \"recv\")");
+        else within(listed(rs_.sends, me));
+        break;
+      case Op::send:
+        if (s.peer == me) problem(0, at + "/peer", "a rank does not send to itself (use a copy step)");
+        if (s.buffer == Buffer::recv) problem(0, at + "/buffer", "a send cannot read the receive buffer");
+        else if (s.buffer == Buffer::send && s.src != me) problem(0, at + "/src", "only the message's src sends from its send buffer");
+        else if (s.buffer == Buffer::send) within(listed(rs_.sends, s.dst));
+        break;
+      case Op::recv:
+        if (s.peer == me) problem(0, at + "/peer", "a rank does not receive from itself (use a copy step)");
+        if (s.buffer == Buffer::send) problem(0, at + "/buffer", "only the message's src sends from its send buffer");
+        else if (s.buffer == Buffer::recv && s.dst != me) problem(0, at + "/dst", "only the message's dst receives into its receive buffer");
+        else if (s.buffer == Buffer::recv) within(listed(rs_.recvs, s.src));
+        break;
+    }
+    if (s.buffer == Buffer::stage) {
+      if (s.stage_offset == kNoStage) problem(0, at, "a step with buffer \"stage\" needs a stage_offset");
+      else if (s.stage_offset > rs_.staging_bytes || s.bytes > rs_.staging_bytes - s.stage_offset)
+        problem(0, at + "/stage_offset", "staging range " + range(s.stage_offset, s.stage_offset + s.bytes) + " lies outside the rank's " +
+                                             std::to_string(rs_.staging_bytes) + " staging bytes");
+    } else if (s.stage_offset != kNoStage) {
+      problem(0, at + "/stage_offset", "only steps with buffer \"stage\" have a stage_offset");
+    }
+  }
+
+  // Rule 1 on this rank's side: the pieces read from the send buffer (or received into the
+  // receive buffer), copies included, cover each message of sends (recvs) exactly once.
+  void tiling(bool recv_side) {
+    struct Span { Rank peer; Bytes offset, bytes; };
+    std::vector<Span> spans;
+    for (const Step& s : rs_.steps) {
+      if (s.op == Op::copy) spans.push_back({rs_.rank, s.offset, s.bytes});
+      else if (!recv_side && s.op == Op::send && s.buffer == Buffer::send) spans.push_back({s.dst, s.offset, s.bytes});
+      else if (recv_side && s.op == Op::recv && s.buffer == Buffer::recv) spans.push_back({s.src, s.offset, s.bytes});
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return std::tie(a.peer, a.offset) < std::tie(b.peer, b.offset); });
+    const char* list = recv_side ? "/recvs" : "/sends";
+    const char* done = recv_side ? "received" : "sent";
+    std::size_t k = 0;   // format() put every span's peer in the list
+    for (const PeerBytes& m : recv_side ? rs_.recvs : rs_.sends) {
+      const Rank src = recv_side ? m.peer : rs_.rank, dst = recv_side ? rs_.rank : m.peer;
+      const std::string msg = " of message " + std::to_string(src) + " -> " + std::to_string(dst) + " are ";
+      Bytes pos = 0;
+      for (; k < spans.size() && spans[k].peer == m.peer; ++k) {
+        if (spans[k].offset < pos) problem(1, list, "bytes " + range(spans[k].offset, std::min(pos, spans[k].offset + spans[k].bytes)) + msg + done + " twice");
+        if (spans[k].offset > pos) problem(1, list, "bytes " + range(pos, spans[k].offset) + msg + "never " + done);
+        pos = std::max(pos, spans[k].offset + spans[k].bytes);
+      }
+      if (pos != m.bytes) problem(1, list, "bytes " + range(pos, m.bytes) + msg + "never " + done);
+    }
+  }
+
+  // Rules 2 and 6: a staged send forwards bytes a staged receive of an earlier phase left at the
+  // same offset, and staged pieces do not overlap while live (from arrival to last forward).
+  void staging() {
+    struct Live { std::size_t step; Phase arrived; Bytes remaining; };
+    std::map<Bytes, Live> live;   // stage_offset -> piece, received by rs_.steps[step]
+    std::vector<Bytes> release;
+    std::size_t k = 0;
+    while (k < rs_.steps.size() && !full()) {
+      const Phase phase = rs_.steps[k].phase;
+      for (; k < rs_.steps.size() && rs_.steps[k].phase == phase; ++k) {
+        const Step& s = rs_.steps[k];
+        if (s.buffer != Buffer::stage) continue;
+        const std::string at = "/steps/" + std::to_string(k);
+        const Bytes lo = s.stage_offset, hi = s.stage_offset + s.bytes;
+        if (s.op == Op::recv) {
+          const auto next = live.lower_bound(lo);
+          const bool clash = (next != live.end() && next->first < hi) ||
+                             (next != live.begin() && std::prev(next)->first + rs_.steps[std::prev(next)->second.step].bytes > lo);
+          if (clash) problem(6, at, "phase " + std::to_string(phase) + ": staging range " + range(lo, hi) + " overlaps a live staged piece");
+          else live.emplace(lo, Live{k, phase, s.bytes});
+          continue;
+        }
+        auto it = live.upper_bound(lo);
+        bool ok = it != live.begin();
+        if (ok) {
+          --it;
+          const Step& in = rs_.steps[it->second.step];
+          ok = hi <= it->first + in.bytes && in.src == s.src && in.dst == s.dst && s.offset - in.offset == lo - it->first &&
+               it->second.arrived < phase && it->second.remaining >= s.bytes;
+        }
+        if (!ok) {
+          problem(2, at, "phase " + std::to_string(phase) + " sends " + piece_text(s.src, s.dst, s.offset, s.bytes) + " from staging offset " +
+                             std::to_string(lo) + ", which it does not hold from an earlier phase");
+          continue;
+        }
+        if ((it->second.remaining -= s.bytes) == 0) release.push_back(it->first);
+      }
+      for (Bytes off : release) live.erase(off);
+      release.clear();
+    }
+    for (const auto& [off, l] : live) {
+      const Step& in = rs_.steps[l.step];
+      problem(2, "/steps/" + std::to_string(l.step), piece_text(in.src, in.dst, in.offset, in.bytes) + " staged at offset " + std::to_string(off) +
+                                                         " are never forwarded (" + std::to_string(l.remaining) + " bytes left)");
+    }
+  }
+
+  const RankSchedule& rs_;
+  const RankCheckOptions& o_;
+  std::vector<ScheduleProblem> problems_;
+};
+
+}  // namespace
+
+std::vector<ScheduleProblem> check_rank_schedule(const RankSchedule& rs, const RankCheckOptions& options) {
+  return RankChecker(rs, options).run();
 }
 
 }  // namespace commfit

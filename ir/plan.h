@@ -81,4 +81,35 @@ const char* to_string(Buffer b);
 // Order of steps inside a rank schedule: (phase, op recv<send<copy, peer, src, dst, offset).
 bool step_less(const Step& a, const Step& b);
 
+// One thing wrong with one rank's schedule. `place` is a JSON pointer into its rank file
+// ("/steps/4/phase", "/sends/0/1"); `rule` is 0 for a format problem, else the verifier's rule
+// it breaks (passes/verify.h: 1 delivery, 2 holding, 6 staging overlap).
+struct ScheduleProblem {
+  int rule = 0;
+  std::string place;
+  std::string what;
+};
+
+// What to check beyond the format, and how many problems to collect before stopping.
+struct RankCheckOptions {
+  bool tiling = true;     // rule 1, this rank's side: the pieces tile every message of sends and recvs once
+  bool staging = true;    // rules 2 and 6: staged sends forward bytes staged earlier; live ranges disjoint
+  std::size_t max_problems = 1;
+};
+// What a plan reader checks: the format only, so that `commfit verify` can still read a plan
+// that breaks a rule and name the rule.
+inline constexpr RankCheckOptions kFormatOnly{false, false, 1};
+
+// Checks what one rank can check of its schedule alone, without the other ranks' schedules or
+// the matrix; the plan readers, the executor's load and the verifier all call it. Format:
+// `rank` below `ranks`; sends and recvs with peers in range and increasing, bytes in
+// [1, 2^53], the self message the same in both; steps in step_less order, phases below
+// `phases`, ranks in range, at least one byte, each op with a buffer it may use (a copy copies
+// the self message into the receive buffer; only a message's src sends from its send buffer,
+// only its dst receives into its receive buffer; a rank never sends to itself), pieces of this
+// rank's own messages inside the sends or recvs entry, stage_offset on exactly the staged steps
+// and inside staging_bytes. The rule checks run only on a schedule whose format is sound.
+// Returns the problems found, empty when there are none.
+std::vector<ScheduleProblem> check_rank_schedule(const RankSchedule& rs, const RankCheckOptions& options = {});
+
 }  // namespace commfit

@@ -1,7 +1,6 @@
 #include "passes/verify.h"
 
 #include <algorithm>
-#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -69,31 +68,22 @@ class Checker {
       if (rs.sends != row[r]) problem("format: " + who + "\"sends\" is not row " + std::to_string(r) + " of the matrix");
       if (rs.recvs != col[r]) problem("format: " + who + "\"recvs\" is not column " + std::to_string(r) + " of the matrix");
       staging_max = std::max(staging_max, rs.staging_bytes);
+      // What the rank's schedule says alone (ir/plan.h). Its rule 2 and 6 problems are reported
+      // with holding(), after the rules before them.
+      const RankCheckOptions alone{false, true, rules_.max_problems - problems_.size()};   // tiling is rule 1's, below
+      bool sound = true;
+      for (const ScheduleProblem& q : check_rank_schedule(rs, alone)) {
+        if (q.rule == 0) problem("format: " + who + q.place + ": " + q.what), sound = false;
+        else held_.push_back("rule " + std::to_string(q.rule) + ": " + who + q.what);
+      }
+      if (!sound || rs.ranks != p) continue;
+      // Staged pieces carry other ranks' messages: only the matrix knows their sizes.
       for (std::size_t k = 0; k < rs.steps.size(); ++k) {
         const Step& s = rs.steps[k];
-        const std::string at = who + "step " + std::to_string(k) + ": ";
-        if (k > 0 && step_less(s, rs.steps[k - 1])) problem("format: " + at + "steps are not in phase order (receives, then sends, then copies)");
-        if (s.phase >= mf.phases) problem("format: " + at + "phase " + std::to_string(s.phase) + " is not below the phase count " + std::to_string(mf.phases));
-        if (s.peer < 0 || s.peer >= p || s.src < 0 || s.src >= p || s.dst < 0 || s.dst >= p) {
-          problem("format: " + at + "rank out of range");
-          continue;
-        }
-        if (s.bytes == 0) problem("format: " + at + "empty piece");
         const Bytes size = m_.at(s.src, s.dst);
+        const std::string at = who + "/steps/" + std::to_string(k) + ": ";
         if (size == 0) problem("format: " + at + "message " + std::to_string(s.src) + "->" + std::to_string(s.dst) + " is not in the matrix");
         else if (s.offset > size || s.bytes > size - s.offset) problem("format: " + at + piece_text(s.src, s.dst, s.offset, s.bytes) + " lie beyond the message's " + std::to_string(size) + " bytes");
-        const bool net = s.op != Op::copy;
-        if (net && s.peer == r) problem("format: " + at + std::string(to_string(s.op)) + " to or from the rank itself (use a copy)");
-        if (!net && (s.peer != r || s.src != r || s.dst != r || s.buffer != Buffer::recv)) problem("format: " + at + "a copy moves a local message into the receive buffer");
-        if (s.buffer == Buffer::send && (s.op != Op::send || s.src != r)) problem("format: " + at + "only the message's src sends from its send buffer");
-        if (s.buffer == Buffer::recv && s.op == Op::send) problem("format: " + at + "a send cannot read the receive buffer");
-        if (s.buffer == Buffer::recv && s.dst != r) problem("format: " + at + "only the message's dst receives into its receive buffer");
-        if (s.buffer == Buffer::stage) {
-          if (s.op == Op::copy) problem("format: " + at + "a copy cannot use the staging area");
-          if (s.stage_offset == kNoStage || s.stage_offset > rs.staging_bytes || s.bytes > rs.staging_bytes - s.stage_offset)
-            problem("format: " + at + "staging range lies outside the rank's " + std::to_string(rs.staging_bytes) + " staging bytes");
-        }
-        if (s.buffer != Buffer::stage && s.stage_offset != kNoStage) problem("format: " + at + "stage_offset on a step that does not use the staging area");
       }
     }
     if (mf.staging_bytes_max != staging_max) problem("format: manifest staging_bytes_max " + std::to_string(mf.staging_bytes_max) + " is not the largest rank's " + std::to_string(staging_max));
@@ -200,55 +190,10 @@ class Checker {
     });
   }
 
-  // Rules 2 and 6: a rank sends only bytes it holds; live staging intervals do not overlap.
+  // Rules 2 and 6: a rank sends only bytes it holds; live staging intervals do not overlap. Each
+  // rank can tell alone: format() collected these from check_rank_schedule.
   void holding() {
-    struct Live { Piece piece; Phase arrived; Bytes remaining; };
-    for (const RankSchedule& rs : plan_.ranks) {
-      if (full()) return;
-      std::map<Bytes, Live> live;   // stage_offset -> interval
-      std::vector<Bytes> release;
-      const std::string who = "rank " + std::to_string(rs.rank) + ": ";
-      std::size_t k = 0;
-      while (k < rs.steps.size()) {
-        const Phase phase = rs.steps[k].phase;
-        for (; k < rs.steps.size() && rs.steps[k].phase == phase; ++k) {
-          const Step& s = rs.steps[k];
-          if (s.buffer != Buffer::stage) continue;
-          const Bytes lo = s.stage_offset, hi = s.stage_offset + s.bytes;
-          if (s.op == Op::recv) {
-            auto next = live.lower_bound(lo);
-            const bool clash = (next != live.end() && next->first < hi) ||
-                               (next != live.begin() && std::prev(next)->first + std::prev(next)->second.piece.bytes > lo);
-            if (clash) {
-              problem("rule 6: " + who + "phase " + std::to_string(phase) + ": staging range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") overlaps a live staged piece");
-              continue;
-            }
-            live.emplace(lo, Live{{s.src, s.dst, s.offset, s.bytes}, phase, s.bytes});
-            continue;
-          }
-          // A send from the staging area: the bytes must have arrived in an earlier phase.
-          auto it = live.upper_bound(lo);
-          bool ok = it != live.begin();
-          if (ok) {
-            --it;
-            const Live& l = it->second;
-            ok = hi <= it->first + l.piece.bytes && l.piece.src == s.src && l.piece.dst == s.dst &&
-                 s.offset - l.piece.offset == lo - it->first && l.arrived < phase && l.remaining >= s.bytes;
-          }
-          if (!ok) {
-            problem("rule 2: " + who + "phase " + std::to_string(phase) + " sends " + piece_text(s.src, s.dst, s.offset, s.bytes) +
-                    " from staging offset " + std::to_string(lo) + ", which it does not hold from an earlier phase");
-            continue;
-          }
-          if ((it->second.remaining -= s.bytes) == 0) release.push_back(it->first);
-        }
-        for (Bytes off : release) live.erase(off);
-        release.clear();
-      }
-      for (const auto& [off, l] : live)
-        problem("rule 2: " + who + piece_text(l.piece.src, l.piece.dst, l.piece.offset, l.piece.bytes) + " staged at offset " +
-                std::to_string(off) + " are never forwarded (" + std::to_string(l.remaining) + " bytes left)");
-    }
+    for (const std::string& h : held_) problem(h);
   }
 
   // Rule 5: per phase, network bytes received <= free bytes at the start of the phase. Steps are
@@ -281,6 +226,7 @@ class Checker {
   const VerifyRules& rules_;
   std::vector<std::string> problems_;
   std::vector<Half> sends_, recvs_;
+  std::vector<std::string> held_;   // rule 2 and 6 problems, in rank order
 };
 
 }  // namespace

@@ -40,42 +40,6 @@ std::string check_options(const Options& o) {
   return {};
 }
 
-std::string range(Bytes a, Bytes b) {
-  return "[" + std::to_string(a) + ", " + std::to_string(b) + ")";
-}
-
-// Pieces of messages that touch one side of the user's buffers: (peer, offset, bytes).
-struct Span {
-  Rank peer;
-  Bytes offset, bytes;
-  bool operator<(const Span& o) const { return peer != o.peer ? peer < o.peer : offset < o.offset; }
-};
-
-// Every message of `expect` must be covered by `spans` exactly once.
-void check_tiling(std::vector<Span>& spans, const std::vector<std::int64_t>& expect, Rank self,
-                  bool recv_side, const std::string& file) {
-  std::sort(spans.begin(), spans.end());
-  std::size_t k = 0;
-  for (Rank peer = 0; peer < static_cast<Rank>(expect.size()); ++peer) {
-    const Rank src = recv_side ? peer : self, dst = recv_side ? self : peer;
-    const std::string msg = "message " + std::to_string(src) + " -> " + std::to_string(dst);
-    const char* list = recv_side ? "/recvs" : "/sends";
-    Bytes pos = 0;
-    for (; k < spans.size() && spans[k].peer == peer; ++k) {
-      if (spans[k].offset < pos)
-        throw InputError(file, list, "bytes " + range(spans[k].offset, pos) + " of " + msg + " are " +
-                                         (recv_side ? "received" : "sent") + " twice");
-      if (spans[k].offset > pos)
-        throw InputError(file, list, "bytes " + range(pos, spans[k].offset) + " of " + msg +
-                                         " are never " + (recv_side ? "received" : "sent"));
-      pos = spans[k].offset + spans[k].bytes;
-    }
-    if (pos != static_cast<Bytes>(expect[peer]))
-      throw InputError(file, list, "bytes " + range(pos, static_cast<Bytes>(expect[peer])) + " of " +
-                                       msg + " are never " + (recv_side ? "received" : "sent"));
-  }
-}
-
 // The options every rank must share, or the ranks would wait for ready messages, barriers or
 // collectives that never come: protocol, barrier, count_check, check_consistency.
 void check_same_options(Executor::Impl& x) {
@@ -198,84 +162,17 @@ void Executor::Impl::compile(const RankSchedule& rs) {
                                      ", loaded by rank " + std::to_string(rank));
   phases = rs.phases;
   fingerprint = rs.matrix_fingerprint;
-  expect_send.assign(size, 0);
-  expect_recv.assign(size, 0);
-  auto dense = [&](const std::vector<PeerBytes>& list, std::vector<std::int64_t>& out, const char* name) {
-    Rank prev = -1;
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const std::string place = std::string("/") + name + "/" + std::to_string(k);
-      const PeerBytes& x = list[k];
-      if (x.peer < 0 || x.peer >= size) throw InputError(f, place, "peer " + std::to_string(x.peer) + " out of range");
-      if (x.peer <= prev) throw InputError(f, place, "peers are not in increasing order");
-      if (x.bytes == 0 || x.bytes > kMaxMessageBytes) throw InputError(f, place, "bytes out of range");
-      out[x.peer] = static_cast<std::int64_t>(x.bytes);
-      prev = x.peer;
-    }
-  };
-  dense(rs.sends, expect_send, "sends");
-  dense(rs.recvs, expect_recv, "recvs");
-  if (expect_send[rank] != expect_recv[rank])
-    throw InputError(f, "/recvs", "the self message has " + std::to_string(expect_send[rank]) +
-                                      " bytes in sends but " + std::to_string(expect_recv[rank]) + " in recvs");
+  // Everything this rank can check alone (ir/plan.h): the format, that the pieces tile its
+  // messages on both sides, and that staged bytes are held before they are forwarded. A schedule
+  // that passes cannot make the executor touch memory outside the user's segments or its staging area.
+  if (const auto problems = check_rank_schedule(rs); !problems.empty())
+    throw InputError(f, problems[0].place, problems[0].what);
   if (rs.staging_bytes > kMaxStagingBytes)
     throw InputError(f, "/staging_bytes", std::to_string(rs.staging_bytes) + " bytes is more than the executor allocates");
-
-  // Local checks of every step: ranges, and bytes that stay inside the buffers they name.
-  std::vector<Span> recv_spans, send_spans;
-  for (std::size_t k = 0; k < rs.steps.size(); ++k) {
-    const Step& s = rs.steps[k];
-    const std::string place = "/steps/" + std::to_string(k);
-    auto fail = [&](const std::string& what) { throw InputError(f, place, what); };
-    if (s.phase >= phases) fail("phase " + std::to_string(s.phase) + " out of range (the plan has " + std::to_string(phases) + ")");
-    for (Rank r : {s.peer, s.src, s.dst})
-      if (r < 0 || r >= size) fail("rank " + std::to_string(r) + " out of range");
-    if (s.bytes == 0) fail("a step moves at least one byte");
-    auto within = [&](Bytes limit, const char* what) {
-      if (s.offset > limit || s.bytes > limit - s.offset)
-        fail("bytes " + range(s.offset, s.offset + s.bytes) + " of message " + std::to_string(s.src) + " -> " +
-             std::to_string(s.dst) + " lie outside " + what + " (" + std::to_string(limit) + " bytes)");
-    };
-    auto in_stage = [&] {
-      if (s.stage_offset > rs.staging_bytes || s.bytes > rs.staging_bytes - s.stage_offset)
-        fail("staging range " + range(s.stage_offset, s.stage_offset + s.bytes) + " lies outside the staging area (" +
-             std::to_string(rs.staging_bytes) + " bytes)");
-    };
-    switch (s.op) {
-      case Op::copy:
-        if (s.peer != rank || s.src != rank || s.dst != rank) fail("a copy step must have peer == src == dst == this rank");
-        if (s.buffer != Buffer::recv) fail("a copy step copies the self message into the receive buffer (buffer \"recv\")");
-        within(static_cast<Bytes>(expect_send[rank]), "the self message");
-        send_spans.push_back({rank, s.offset, s.bytes});
-        recv_spans.push_back({rank, s.offset, s.bytes});
-        break;
-      case Op::send:
-        if (s.peer == rank) fail("a rank does not send to itself (use a copy step)");
-        if (s.buffer == Buffer::send) {
-          if (s.src != rank) fail("a send from the send buffer must be of this rank's message (src " + std::to_string(s.src) + ")");
-          within(static_cast<Bytes>(expect_send[s.dst]), "the message");
-          send_spans.push_back({s.dst, s.offset, s.bytes});
-        } else if (s.buffer == Buffer::stage) {
-          in_stage();
-        } else {
-          fail("a send step sends from the send buffer or the staging area");
-        }
-        break;
-      case Op::recv:
-        if (s.peer == rank) fail("a rank does not receive from itself (use a copy step)");
-        if (s.buffer == Buffer::recv) {
-          if (s.dst != rank) fail("a receive into the receive buffer must be of a message to this rank (dst " + std::to_string(s.dst) + ")");
-          within(static_cast<Bytes>(expect_recv[s.src]), "the message");
-          recv_spans.push_back({s.src, s.offset, s.bytes});
-        } else if (s.buffer == Buffer::stage) {
-          in_stage();
-        } else {
-          fail("a receive step receives into the receive buffer or the staging area");
-        }
-        break;
-    }
-  }
-  check_tiling(send_spans, expect_send, rank, false, f);
-  check_tiling(recv_spans, expect_recv, rank, true, f);
+  expect_send.assign(size, 0);
+  expect_recv.assign(size, 0);
+  for (const PeerBytes& x : rs.sends) expect_send[x.peer] = static_cast<std::int64_t>(x.bytes);
+  for (const PeerBytes& x : rs.recvs) expect_recv[x.peer] = static_cast<std::int64_t>(x.bytes);
 
   // Compile: steps in step_less order, bucketed by phase; pieces above max_message split.
   std::vector<std::size_t> order(rs.steps.size());

@@ -5,7 +5,9 @@
 #include "handmade_plans.h"
 #include "support.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 using namespace commfit;
 using namespace commfit::mpitest;
@@ -141,6 +143,67 @@ void baselines(Checker& chk, const Pattern& pat, MPI_Comm comm) {
   chk.check(compare(b, rank, 8).empty(), pat.name + " / alltoallv_bytes");
 }
 
+// Faults one rank can find in its own schedule (check_rank_schedule, ir/plan.h), each made on
+// one rank of a two-hop plan of all pairs: load fails on every rank, naming that rank and the fault.
+void load_faults(Checker& chk, MPI_Comm comm, Rank p) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<Message> msgs;
+  for (Rank i = 0; i < p; ++i)
+    for (Rank j = 0; j < p; ++j) msgs.push_back({i, j, Bytes(500 + 7 * i + 3 * j)});
+  const Plan plan = two_hop_plan(make_matrix(p, msgs));
+  Rank bad = 0;   // a rank staging at least two pieces (every rank computes the same)
+  while (bad + 1 < p && std::count_if(plan.ranks[bad].steps.begin(), plan.ranks[bad].steps.end(), [](const Step& s) {
+           return s.op == Op::recv && s.buffer == Buffer::stage;
+         }) < 2)
+    ++bad;
+  auto first = [](RankSchedule& rs, bool (*pick)(const Step&)) -> Step& {
+    return *std::find_if(rs.steps.begin(), rs.steps.end(), pick);
+  };
+  auto staged_recv = [](const Step& s) { return s.op == Op::recv && s.buffer == Buffer::stage; };
+  auto staged_send = [](const Step& s) { return s.op == Op::send && s.buffer == Buffer::stage; };
+  auto buffer_recv = [](const Step& s) { return s.op == Op::recv && s.buffer == Buffer::recv; };
+  const std::vector<std::pair<std::string, std::function<void(RankSchedule&)>>> faults = {
+      {"steps are not in phase order", [](RankSchedule& rs) { std::swap(rs.steps.front(), rs.steps.back()); }},
+      {"is not below the phase count", [](RankSchedule& rs) { rs.steps.back().phase = rs.phases; }},
+      {"a step moves at least one byte", [&](RankSchedule& rs) { first(rs, buffer_recv).bytes = 0; }},
+      {"only the message's dst receives into its receive buffer", [&](RankSchedule& rs) {
+         Step& s = first(rs, staged_recv);
+         s.buffer = Buffer::recv;
+         s.stage_offset = kNoStage;
+       }},
+      {"lies outside the rank's", [](RankSchedule& rs) { rs.staging_bytes -= 1; }},
+      {"are never received", [&](RankSchedule& rs) { first(rs, buffer_recv).bytes -= 1; }},
+      {"which it does not hold from an earlier phase", [&](RankSchedule& rs) {
+         Step& s = first(rs, staged_send);   // forwarded in the phase it arrives
+         s.phase -= 1;
+         std::stable_sort(rs.steps.begin(), rs.steps.end(), step_less);
+       }},
+      {"overlaps a live staged piece", [&](RankSchedule& rs) {
+         // The two-hop plan leaves 8 unused bytes before each staged piece: move the second
+         // piece onto the first (both arrive in phase 1 and leave in phase 2).
+         std::vector<Step*> in;
+         for (Step& s : rs.steps)
+           if (staged_recv(s)) in.push_back(&s);
+         if (in.size() >= 2) in[1]->stage_offset = in[0]->stage_offset;
+       }},
+  };
+  for (const auto& [expect, edit] : faults) {
+    RankSchedule rs = plan.ranks[rank];
+    if (rank == bad) edit(rs);
+    std::string what = "no error";
+    int first_rank = -2;
+    try {
+      exec::Executor::from_schedule(rs, comm, {}, "fault");
+    } catch (const exec::Error& e) {
+      what = e.what();
+      first_rank = e.first_rank();
+    }
+    chk.check(first_rank == bad && what.find(expect) != std::string::npos,
+              "load of a schedule with the fault '" + expect + "' raised '" + what + "'");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +221,7 @@ int main(int argc, char** argv) {
   typed(chk, MPI_COMM_WORLD, size);
   if (!large) pairing(chk, MPI_COMM_WORLD, size);
   failed_call_recovers(chk, MPI_COMM_WORLD, size);
+  if (!large) load_faults(chk, MPI_COMM_WORLD, size);
   const int status = chk.finish(large ? "test_exec_replay --large" : "test_exec_replay");
   MPI_Finalize();
   return status;
