@@ -1,6 +1,7 @@
 #include "ir/matrix_io.h"
 
 #include "ir/error.h"
+#include "ir/matrix_market.h"
 
 #include <algorithm>
 #include <charconv>
@@ -436,119 +437,48 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
 }
 
 MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
-  std::size_t pos = 0, line_no = 0;
-  auto next_line = [&](std::string_view& line) {
-    if (pos >= text.size()) return false;
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos = end + 1;
-    ++line_no;
-    return true;
-  };
-  auto place = [&] { return "line " + std::to_string(line_no); };
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  std::string_view line;
-  if (!next_line(line) || line.rfind("%%MatrixMarket", 0) != 0)
-    throw InputError(file, "line 1", "not a Matrix Market file (expected a %%MatrixMarket header)");
-  std::vector<std::string> words;
-  {
-    std::string h = lower(line);
-    std::size_t k = 0;
-    while (k < h.size()) {
-      while (k < h.size() && std::isspace(static_cast<unsigned char>(h[k]))) ++k;
-      std::size_t e = k;
-      while (e < h.size() && !std::isspace(static_cast<unsigned char>(h[e]))) ++e;
-      if (e > k) words.push_back(h.substr(k, e - k));
-      k = e;
-    }
-  }
-  if (words.size() != 5 || words[1] != "matrix" || words[2] != "coordinate")
-    throw InputError(file, "line 1", "expected \"%%MatrixMarket matrix coordinate FIELD SYMMETRY\" (only the coordinate format describes a sparse communication matrix)");
-  const std::string field = words[3], symmetry = words[4];
-  if (field != "integer" && field != "real")
-    throw InputError(file, "line 1", "field \"" + field + "\" carries no message sizes: expected integer or real");
-  if (symmetry != "general" && symmetry != "symmetric")
-    throw InputError(file, "line 1", "symmetry \"" + symmetry + "\" is not supported: expected general or symmetric");
-
-  do {
-    if (!next_line(line)) throw InputError(file, place(), "missing the size line \"ROWS COLUMNS ENTRIES\"");
-  } while (line.empty() || line[0] == '%');
-
-  auto parse_fields = [&](std::string_view l, std::vector<std::string_view>& out) {
-    out.clear();
-    std::size_t k = 0;
-    while (k < l.size()) {
-      while (k < l.size() && (l[k] == ' ' || l[k] == '\t')) ++k;
-      std::size_t e = k;
-      while (e < l.size() && l[e] != ' ' && l[e] != '\t') ++e;
-      if (e > k) out.push_back(l.substr(k, e - k));
-      k = e;
-    }
-  };
-  auto parse_index = [&](std::string_view s, const char* what, std::uint64_t max) -> std::uint64_t {
-    std::uint64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size())
-      throw InputError(file, place(), std::string("expected a non-negative integer ") + what + ", got \"" + std::string(s) + "\"");
-    if (v > max) throw InputError(file, place(), std::string(what) + " " + std::string(s) + " is out of range (at most " + std::to_string(max) + ")");
-    return v;
-  };
-  std::vector<std::string_view> tok;
-  parse_fields(line, tok);
-  if (tok.size() != 3) throw InputError(file, place(), "expected \"ROWS COLUMNS ENTRIES\"");
-  const std::uint64_t rows = parse_index(tok[0], "row count", 2147483647u);
-  const std::uint64_t cols = parse_index(tok[1], "column count", 2147483647u);
-  const std::uint64_t entries = parse_index(tok[2], "entry count", std::min<std::uint64_t>(text.size() / 4 + 1, kMaxMessages));
-  if (rows != cols)
-    throw InputError(file, place(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + "; a communication matrix is square (ranks x ranks)");
-  if (rows == 0) throw InputError(file, place(), "rank count must be at least 1");
-  if (rows > kMaxRanks)
-    throw InputError(file, place(), std::to_string(rows) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
-  const Rank p = static_cast<Rank>(rows);
+  MatrixMarketReader in(text, file);
+  MatrixMarketLimits limits;
+  limits.max_entries = static_cast<std::int64_t>(std::min<std::uint64_t>(text.size() / 4 + 1, kMaxMessages));
+  const MatrixMarketHeader h = in.header({"integer", "real"}, {"general", "symmetric"}, limits);
+  if (h.rows != h.cols)
+    in.fail("the matrix is " + std::to_string(h.rows) + " x " + std::to_string(h.cols) + "; a communication matrix is square (ranks x ranks)");
+  if (h.rows == 0) in.fail("rank count must be at least 1");
+  if (static_cast<std::uint64_t>(h.rows) > kMaxRanks)
+    in.fail(std::to_string(h.rows) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
+  const Rank p = static_cast<Rank>(h.rows);
+  const bool symmetric = h.symmetry == "symmetric";
 
   std::vector<RawMessage> raw;
-  raw.reserve(static_cast<std::size_t>(entries) * (symmetry == "symmetric" ? 2 : 1));
-  std::uint64_t seen = 0;
+  raw.reserve(static_cast<std::size_t>(h.entries) * (symmetric ? 2 : 1));
   std::vector<std::size_t> line_of;
-  while (next_line(line)) {
-    if (line.empty() || line[0] == '%') continue;
-    parse_fields(line, tok);
-    if (tok.empty()) continue;
-    if (seen == entries) throw InputError(file, place(), "more entries than the " + std::to_string(entries) + " the size line announces");
-    if (tok.size() != 3) throw InputError(file, place(), "expected \"ROW COLUMN SIZE\"");
-    const std::uint64_t i = parse_index(tok[0], "row", rows);
-    const std::uint64_t j = parse_index(tok[1], "column", cols);
-    if (i == 0 || j == 0) throw InputError(file, place(), "indices are 1-based: got 0");
+  std::vector<std::string_view> tok;
+  while (in.next_entry(tok)) {
+    if (tok.size() != 3) in.fail("expected \"ROW COLUMN SIZE\"");
+    const std::int64_t i = in.integer(tok[0], "row", 1, h.rows);
+    const std::int64_t j = in.integer(tok[1], "column", 1, h.cols);
     Bytes b = 0;
     const std::string value(tok[2]);
-    if (field == "integer") {
-      if (!value.empty() && value[0] == '-') throw InputError(file, place(), "negative size " + value);
-      b = parse_index(tok[2], "size", ~std::uint64_t{0});
-      if (b > kMaxMessageBytes) throw InputError(file, place(), "size " + value + " exceeds the limit of 2^53 bytes");
+    if (h.field == "integer") {
+      if (!value.empty() && value[0] == '-') in.fail("negative size " + value);
+      std::uint64_t v = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || end != value.data() + value.size()) in.fail("expected a non-negative integer size, got \"" + value + "\"");
+      if (v > kMaxMessageBytes) in.fail("size " + value + " exceeds the limit of 2^53 bytes");
+      b = v;
     } else {
       char* end = nullptr;
       const double d = std::strtod(value.c_str(), &end);
-      if (end != value.c_str() + value.size() || !std::isfinite(d))
-        throw InputError(file, place(), "expected a finite size, got \"" + value + "\"");
-      if (d < 0) throw InputError(file, place(), "negative size " + value);
-      if (d > static_cast<double>(kMaxMessageBytes)) throw InputError(file, place(), "size " + value + " exceeds the limit of 2^53 bytes");
+      if (end != value.c_str() + value.size() || !std::isfinite(d)) in.fail("expected a finite size, got \"" + value + "\"");
+      if (d < 0) in.fail("negative size " + value);
+      if (d > static_cast<double>(kMaxMessageBytes)) in.fail("size " + value + " exceeds the limit of 2^53 bytes");
       b = static_cast<Bytes>(std::ceil(d));   // real sizes are rounded up to whole bytes
     }
     const auto idx = static_cast<std::int64_t>(line_of.size());
-    line_of.push_back(line_no);
-    raw.push_back({static_cast<std::int64_t>(i - 1), static_cast<std::int64_t>(j - 1), b, idx});
-    if (symmetry == "symmetric" && i != j)
-      raw.push_back({static_cast<std::int64_t>(j - 1), static_cast<std::int64_t>(i - 1), b, idx});
-    ++seen;
+    line_of.push_back(in.line());
+    raw.push_back({i - 1, j - 1, b, idx});
+    if (symmetric && i != j) raw.push_back({j - 1, i - 1, b, idx});
   }
-  if (seen != entries)
-    throw InputError(file, place(), "the size line announces " + std::to_string(entries) + " entries, the file has " + std::to_string(seen));
   {
     std::vector<std::size_t> order(raw.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
