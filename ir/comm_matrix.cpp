@@ -1,8 +1,7 @@
 #include "ir/comm_matrix.h"
 
 #include "ir/error.h"
-
-#include <openssl/evp.h>
+#include "ir/sha256.h"
 
 #include <algorithm>
 #include <charconv>
@@ -82,9 +81,7 @@ TrafficStats traffic_stats(const CommMatrix& m) {
 }
 
 std::string matrix_fingerprint(const CommMatrix& m) {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  commfit_assert(ctx != nullptr, "matrix_fingerprint", "EVP_MD_CTX_new failed");
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  Sha256 sha;
   // Canonical text, fed in blocks so a 10^7-message matrix never exists as one string.
   std::string block;
   block.reserve(1 << 16);
@@ -100,22 +97,12 @@ std::string matrix_fingerprint(const CommMatrix& m) {
     put(static_cast<std::uint64_t>(j), ' ');
     put(b, '\n');
     if (block.size() > (1 << 16) - 64) {
-      EVP_DigestUpdate(ctx, block.data(), block.size());
+      sha.update(block);
       block.clear();
     }
   });
-  EVP_DigestUpdate(ctx, block.data(), block.size());
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx, digest, &len);
-  EVP_MD_CTX_free(ctx);
-  static const char* hex = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned int k = 0; k < len; ++k) {
-    out.push_back(hex[digest[k] >> 4]);
-    out.push_back(hex[digest[k] & 15]);
-  }
-  return out;
+  sha.update(block);
+  return "sha256:" + to_hex(sha.digest());
 }
 
 }  // namespace commfit
