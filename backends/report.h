@@ -19,6 +19,7 @@
 #pragma once
 
 #include "ir/plan.h"
+#include "ir/schedule.h"
 #include "ir/topology.h"
 
 #include <filesystem>

@@ -4,6 +4,7 @@
 
 #include "ir/comm_matrix.h"
 #include "ir/plan.h"
+#include "ir/schedule.h"
 #include "ir/topology.h"
 
 #include <cstdint>

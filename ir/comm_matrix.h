@@ -4,6 +4,8 @@
 // increasing order and the whole matrix iterates in (src, dst) order.
 #pragma once
 
+#include "ir/types.h"
+
 #include <Eigen/SparseCore>
 
 #include <cstdint>
@@ -11,13 +13,6 @@
 #include <vector>
 
 namespace commfit {
-
-using Rank = std::int32_t;
-using Bytes = std::uint64_t;
-
-// Largest message size accepted (2^53: every size is exact in a double, totals of up to
-// 2^10 such messages cannot overflow 64 bits before they are checked).
-inline constexpr Bytes kMaxMessageBytes = Bytes{1} << 53;
 
 struct Message {
   Rank src = 0;

@@ -3,7 +3,9 @@
 // which pieces r sends, receives or copies and where each piece lives on r.
 #pragma once
 
-#include "ir/schedule.h"
+// Only the scalar types: the executor includes this header, and it must not see Eigen
+// (ir/comm_matrix.h) or the schedule passes build.
+#include "ir/types.h"
 
 #include <nlohmann/json.hpp>
 

@@ -6,13 +6,12 @@
 #pragma once
 
 #include "ir/comm_matrix.h"
+#include "ir/types.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace commfit {
-
-using Phase = std::uint32_t;
 
 struct Piece {
   Rank src = 0;        // original sender of the message

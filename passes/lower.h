@@ -8,7 +8,9 @@
 // caller except ranks, phases, fingerprint and staging_bytes_max.
 #pragma once
 
+#include "ir/comm_matrix.h"
 #include "ir/plan.h"
+#include "ir/schedule.h"
 
 namespace commfit {
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "ir/plan.h"
+#include "ir/schedule.h"
 
 #include <functional>
 #include <string>

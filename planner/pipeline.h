@@ -5,6 +5,7 @@
 
 #include "ir/cost_model.h"
 #include "ir/plan.h"
+#include "ir/schedule.h"
 #include "ir/topology.h"
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 // intermediary's staging area (several pieces per peer and phase, staging reuse-free offsets).
 #pragma once
 
+#include "ir/comm_matrix.h"
 #include "ir/plan.h"
 
 #include <algorithm>
