@@ -1,5 +1,5 @@
 /* commfit executor, C API (docs/EXECUTOR.md). For C, and for Fortran through ISO_C_BINDING (the
- * *_f functions take Fortran MPI handles; examples/fortran_example.f90 shows the interface block).
+ * *_f functions take Fortran MPI handles; backends/exec/commfit_exec.f90 is the module).
  *
  *   commfit_exec_t ex;
  *   if (commfit_exec_load("halo.plan", MPI_COMM_WORLD, NULL, &ex) != COMMFIT_EXEC_SUCCESS)
@@ -13,6 +13,13 @@
 #ifndef COMMFIT_EXEC_H
 #define COMMFIT_EXEC_H
 
+/* MPI's C API only, also when included from C++ (see commfit_exec.hpp). */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #ifdef __cplusplus

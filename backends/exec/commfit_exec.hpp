@@ -10,6 +10,14 @@
 // messages. Also here: the two baselines of the benchmarks, plain MPI_Alltoallv and AC.
 #pragma once
 
+// MPI's C API only: from C++, Open MPI's and MPICH's mpi.h otherwise declare their C++ bindings
+// (deprecated in MPI-2.2, removed in MPI-3.0), which need libmpi_cxx at link time.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <cstddef>

@@ -21,7 +21,8 @@
 // receive_space to move it in place).
 #pragma once
 
-#include "backends/exec/commfit_exec.hpp"
+// Same directory in the source tree and in the installed include/commfit/.
+#include "commfit_exec.hpp"
 
 #include <cstdint>
 #include <functional>

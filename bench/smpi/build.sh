@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds bench/smpi/smpi_driver with smpicxx (SimGrid 3.32 SMPI): the executor library
-# (backends/exec/*.cpp) and the driver are compiled by smpicxx; the MPI-free planner core is the
-# main build's libcommfit_core.a (plain g++, position-independent, same ABI).
+# (backends/exec/*.cpp) and the driver are compiled by smpicxx; the MPI-free plan readers are the
+# main build's libcommfit_ir.a (plain g++, position-independent, same ABI).
 #
-#   bench/smpi/build.sh CORE_BUILD_DIR OUT_DIR      # CORE_BUILD_DIR holds libcommfit_core.a
+#   bench/smpi/build.sh CORE_BUILD_DIR OUT_DIR      # CORE_BUILD_DIR holds libcommfit_ir.a
 #
 # Exit status 3 (and a message) when smpicxx is absent. Recompiles only what changed.
 set -euo pipefail
@@ -15,7 +15,7 @@ if ! command -v smpicxx >/dev/null 2>&1; then
   echo "build.sh: smpicxx not found (Debian package simgrid / libsimgrid-dev): SMPI benchmark skipped" >&2
   exit 3
 fi
-[[ -f $core/libcommfit_core.a ]] || { echo "build.sh: $core/libcommfit_core.a missing (build target commfit_core first)" >&2; exit 2; }
+[[ -f $core/libcommfit_ir.a ]] || { echo "build.sh: $core/libcommfit_ir.a missing (build target commfit_ir first)" >&2; exit 2; }
 mkdir -p "$out/obj"
 flags=(-std=c++20 -O2 -g0 -DNDEBUG -DCOMMFIT_VERSION=\"smpi\" -I"$root" -I"$root/backends/exec" -I/usr/include/eigen3)
 cc=(smpicxx); command -v ccache >/dev/null 2>&1 && cc=(ccache smpicxx)
@@ -31,5 +31,5 @@ for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$here/smpi_d
   fi
   objs+=("$obj")
 done
-smpicxx "${objs[@]}" "$core/libcommfit_core.a" -lcrypto -o "$out/smpi_driver"
+smpicxx "${objs[@]}" "$core/libcommfit_ir.a" -o "$out/smpi_driver"
 echo "$out/smpi_driver"

@@ -7,7 +7,7 @@
 //                                         received byte against the formula and MPI_Alltoallv
 //
 // Exit status 0 only when every byte on every rank is right.
-#include <commfit_exec.hpp>
+#include <commfit/commfit_exec.hpp>
 
 #include <mpi.h>
 

@@ -1,5 +1,6 @@
-# cmake -DBUILD_DIR=... -DSOURCE=examples/consumer -DWORK=dir -DGENERATOR=... -DCXX=... -DC=...
-#       -DMPIEXEC=... -DSANITIZE=ON|OFF -P install_consumer.cmake
+# cmake -DBUILD_DIR=... -DSOURCE=examples/consumer -DPLANNER_SOURCE=tests/install/planner_consumer
+#       -DWORK=dir -DGENERATOR=... -DCXX=... -DC=... -DMPIEXEC=... -DSANITIZE=ON|OFF -DFORTRAN=ON|OFF
+#       -P install_consumer.cmake
 # Every step must succeed; the consumer itself checks every received byte (exit 1 otherwise).
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
@@ -13,9 +14,27 @@ file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(PREFIX ${WORK}/prefix)
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
-foreach(f bin/commfit include/commfit/backends/exec/commfit_exec.hpp include/commfit/backends/exec/commfit_exec.h)
+# The layout of cmake/install.cmake: executor headers at include/commfit/, the planner's under their
+# folders, the schemas, the man page; the Fortran module when a Fortran compiler built it.
+set(expected bin/commfit include/commfit/commfit_exec.hpp include/commfit/commfit_exec.h
+    include/commfit/migrate.hpp include/commfit/ir/plan.h include/commfit/planner/pipeline.h
+    include/commfit/workloads/generators.h share/commfit/schemas share/man/man1/commfit.1)
+if(FORTRAN)
+  list(APPEND expected include/commfit/commfit_exec.mod)
+endif()
+foreach(f ${expected})
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+file(GLOB schemas ${PREFIX}/share/commfit/schemas/*.json)
+if(NOT schemas)
+  message(FATAL_ERROR "no schemas in share/commfit/schemas")
+endif()
+foreach(lib exec ir planner workloads)
+  file(GLOB_RECURSE found ${PREFIX}/*/commfit-${lib}.pc)
+  if(NOT found)
+    message(FATAL_ERROR "no commfit-${lib}.pc under ${PREFIX}")
   endif()
 endforeach()
 file(GLOB_RECURSE pc_files ${PREFIX}/*/commfit-exec.pc)
@@ -49,6 +68,33 @@ endif()
 message("pkg-config --cflags --libs commfit-exec: ${pc_flags}")
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 step(${CXX} -std=c++17 ${flags} ${WORK}/src/consumer.cpp -o ${WORK}/consumer-pc ${pc_flags})
+# The old bare include names still compile (the canonical ones are <commfit/...>).
+file(WRITE ${WORK}/bare.cpp "#include <commfit_exec.hpp>\n#include <migrate.hpp>\n#include <commfit_exec.h>\n")
+step(${CXX} -std=c++17 -fsyntax-only ${WORK}/bare.cpp ${pc_flags})
+
+# The executor's users link none of the planner's dependencies (issue 16): no METIS, no
+# libcrypto, no MPI C++ bindings; MPI's C library, yes.
+foreach(exe ${WORK}/build-cmake/consumer ${WORK}/consumer-pc)
+  execute_process(COMMAND ldd ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE libs ERROR_VARIABLE err)
+  message("$ ldd ${exe}\n${libs}${err}")
+  if(NOT rc STREQUAL "0")
+    message(FATAL_ERROR "ldd ${exe} failed")
+  endif()
+  foreach(forbidden libmetis libcrypto libmpi_cxx libgfortran)
+    if(libs MATCHES "${forbidden}")
+      message(FATAL_ERROR "${exe} links ${forbidden}")
+    endif()
+  endforeach()
+  if(NOT libs MATCHES "libmpi\\.so")
+    message(FATAL_ERROR "${exe} does not link MPI's C library")
+  endif()
+endforeach()
+
+# 3. The planner library with its headers: find_package(commfit COMPONENTS planner workloads).
+file(COPY ${PLANNER_SOURCE}/ DESTINATION ${WORK}/planner-src)
+step(${CMAKE_COMMAND} -S ${WORK}/planner-src -B ${WORK}/build-planner -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${PREFIX}
+     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_C_COMPILER=${C} "-DCMAKE_EXE_LINKER_FLAGS=${flags_str}")
+step(${CMAKE_COMMAND} --build ${WORK}/build-planner)
 
 # A plan made by the installed commfit, in both plan forms, run by both builds.
 set(NP 4)
@@ -60,3 +106,6 @@ set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
 set(MPIRUN ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
 step(${MPIRUN} ${WORK}/build-cmake/consumer ${WORK}/m.plan)
 step(${MPIRUN} ${WORK}/consumer-pc ${WORK}/m.cfp)
+# The plan made in-process by the installed planner library is the one the installed CLI made.
+step(${WORK}/build-planner/plan_in_process ${WORK}/m.json ${WORK}/m-lib.plan)
+step(${MPIRUN} ${WORK}/build-cmake/consumer ${WORK}/m-lib.plan)

@@ -1,0 +1,64 @@
+! The Fortran binding of the commfit executor: the module commfit_exec, interfaces to the C API
+! (commfit_exec.h) through ISO_C_BINDING. Installed as the library commfit_exec_fortran (CMake:
+! commfit::exec_fortran) and its module file commfit_exec.mod under include/commfit; compile with
+! -I<prefix>/include/commfit and link -lcommfit_exec_fortran -lcommfit_exec -lcommfit_ir.
+module commfit_exec
+  use iso_c_binding
+  implicit none
+
+  integer(c_int), parameter :: COMMFIT_EXEC_SUCCESS = 0
+  integer(c_int), parameter :: COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1
+
+  type, bind(c) :: commfit_exec_options
+    integer(c_int) :: protocol, barrier, pairwise, max_outstanding, count_check, check_consistency
+    integer(c_long_long) :: max_message
+  end type
+
+  interface
+    subroutine commfit_exec_default_options(options) bind(c, name="commfit_exec_default_options")
+      import :: commfit_exec_options
+      type(commfit_exec_options), intent(out) :: options
+    end subroutine
+
+    integer(c_int) function commfit_exec_load_f(path, comm, options, ex) bind(c, name="commfit_exec_load_f")
+      import :: c_char, c_int, c_ptr, commfit_exec_options
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: comm
+      type(commfit_exec_options), intent(in) :: options
+      type(c_ptr), intent(out) :: ex
+    end function
+
+    integer(c_int) function commfit_exec_execute_typed_f(ex, sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype) bind(c, name="commfit_exec_execute_typed_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ex, sendbuf, recvbuf
+      integer(c_int), intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+      integer(c_int), value :: sendtype, recvtype
+    end function
+
+    integer(c_int) function commfit_exec_free(ex) bind(c, name="commfit_exec_free")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: ex
+    end function
+
+    type(c_ptr) function commfit_exec_last_error() bind(c, name="commfit_exec_last_error")
+      import :: c_ptr
+    end function
+  end interface
+
+contains
+
+  ! The last error as a Fortran string.
+  function last_error() result(text)
+    character(len=:), allocatable :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n
+    call c_f_pointer(commfit_exec_last_error(), chars, [4096])
+    n = 0
+    do while (chars(n + 1) /= c_null_char)
+      n = n + 1
+    end do
+    allocate(character(len=n) :: text)
+    text = transfer(chars(1:n), text)
+  end function
+end module
