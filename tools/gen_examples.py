@@ -4,7 +4,7 @@
     tools/gen_examples.py [OUTDIR]      (default: examples/ beside this script's parent)
 
 Every file is deterministic: re-running the script reproduces the committed files byte for byte.
-The two Transportation-paper figures are transcribed from the paper (shared/seeds/000_*.txt),
+The two Transportation-paper figures are transcribed from the paper (docs/REFERENCES.md),
 Figure 1 and Figure 9; their entries are the paper's element counts, used here as bytes.
 """
 import json

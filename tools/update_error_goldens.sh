@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the error-message goldens (STYLE.md 11, 13): for every bad input fixture
+# Regenerates the error-message goldens (generated, never hand-edited: docs/ARCHITECTURE.md, "How
+# the tests are organised"): for every bad input fixture
 # (tests/fixtures/matrix/bad/*.json, tests/fixtures/mtx/bad/*.mtx) it runs
 #   commfit plan FIXTURE -o TMP/out.plan
 # from the repository root and writes what commfit printed on stderr to

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the golden plans (STYLE.md 11): for every small example and every deterministic
+# Regenerates the golden plans (generated, never hand-edited: docs/ARCHITECTURE.md, "How the
+# tests are organised"): for every small example and every deterministic
 # planning choice, `commfit show` of the plan goes to tests/golden/plans/<example>.<choice>.txt
 # under a "generated" stamp. Never edit a golden by hand: change the planner, run this script,
 # and review the diff. tests/test_plan_goldens.cpp plans the same cases and compares.

@@ -43,7 +43,7 @@ SMPI_CFG = [
 
 # Alltoallv algorithms of SMPI 3.32. Every one of them runs at 64 ranks (ALGS_ALL); at 256 ranks
 # only the three distinct implementations run: the others are the same code at these sizes
-# (SMPI-NOTES.md, checked by the 64-rank rows): ompi = pair (p <= 256), mpich = bruck,
+# (docs/SMPI.md, checked by the 64-rank rows): ompi = pair (p <= 256), mpich = bruck,
 # mvapich2 = ring = pair (p a power of two), impi = basic linear + a one-time setup, default =
 # ompi_basic_linear. At 1024 ranks only the default runs, on one pattern: each alltoallv sends
 # p - 1 = 1023 messages per rank, zero-byte ones included (10^6 simulated messages, 14 minutes of
