@@ -73,6 +73,7 @@ bool is_markdown(const std::string& rel) { return fs::path(rel).extension() == "
 // Docs, sources, scripts, build files and schemas; not fixtures or goldens (data, not prose).
 bool is_scanned(const std::string& rel) {
   if (rel.rfind("tests/golden/", 0) == 0 || rel.rfind("tests/fixtures/", 0) == 0) return false;
+  if (rel == "tests/test_docs.cpp") return false;   // names the forbidden citations on purpose
   const fs::path p(rel);
   static const std::set<std::string> exts = {".md", ".h", ".hpp", ".cpp", ".c", ".f90", ".py",
                                              ".sh", ".cmake", ".in", ".geo"};
