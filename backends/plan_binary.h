@@ -1,4 +1,4 @@
-// The single-file binary plan (DESIGN.md "Output: the plan", last paragraph): the same content
+// The single-file binary plan (docs/FORMAT.md §3.3): the same content
 // as a plan directory, laid out so that each rank reads only its own slice with two small preads
 // (header + its index entry) and one pread of its slice. Meant for large p, where p JSON files
 // are slow to open and parse.

@@ -1,4 +1,4 @@
-// The plan directory of DESIGN.md: manifest.json and one rank-NNNNN.json per rank.
+// The plan directory of docs/FORMAT.md §3: manifest.json and one rank-NNNNN.json per rank.
 // Writing is atomic: everything goes to a temporary sibling directory that is renamed over the
 // target only when complete. Reading validates every field and throws InputError naming the
 // file, the JSON pointer and the problem.

@@ -1,4 +1,4 @@
-// bench_decompose: planner time of the decompose passes as the pattern grows (DESIGN.md
+// bench_decompose: planner time of the decompose passes as the pattern grows (docs/PERFORMANCE.md
 // "Benchmarks"). decompose_optimal on random sparse patterns of 1e5, 1e6 and 1e7 messages, a hot
 // receiver (the hashed colour table) and tight regular patterns (every degree exactly h, where
 // Kempe walks are longest); rs_n (compress + decompose) and lp on the 1e5 and 1e6 patterns for

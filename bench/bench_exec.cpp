@@ -1,4 +1,4 @@
-// Executor overhead against MPI_Alltoallv and AC in real MPI on this machine (DESIGN.md,
+// Executor overhead against MPI_Alltoallv and AC in real MPI on this machine (docs/PERFORMANCE.md,
 // "Benchmarks"; results in docs/EXECUTOR.md). A benchmark, not a test: it prints a table and
 // optionally writes a CSV; correctness is checked once per method before timing.
 //

@@ -1,5 +1,5 @@
 // bench_two_stage: modelled cost of the two-stage variants (Transportation §7-8, Bader-Helman-JaJa
-// §3) against the direct strategy on skewed patterns (DESIGN.md "Benchmarks": schedule quality).
+// §3) against the direct strategy on skewed patterns (docs/PERFORMANCE.md: schedule quality).
 // For each pattern and p every plan is made with make_plan (so it is lowered and verified) and the
 // table shows Plan.manifest.cost.estimate_s (synchronous model: per phase tau + mu * largest
 // message), the lower bound LB = h tau + t mu, and the paper's guarantee for the transport split,

@@ -67,7 +67,7 @@ struct TrafficStats {
 };
 TrafficStats traffic_stats(const CommMatrix& m);
 
-// "sha256:<hex>" of the canonical text of DESIGN.md: "ranks P\n" then "SRC DST BYTES\n"
+// "sha256:<hex>" of the canonical text of docs/FORMAT.md §2: "ranks P\n" then "SRC DST BYTES\n"
 // per nonzero entry in (src, dst) order.
 std::string matrix_fingerprint(const CommMatrix& m);
 

@@ -1,4 +1,4 @@
-// The cost model of DESIGN.md ("Cost model"), from Ranka-Wang §2.2 assumption 1: a phase costs
+// The cost model of docs/FORMAT.md §5, from Ranka-Wang §2.2 assumption 1: a phase costs
 // tau + mu * (largest message in it); synchronous phases add up. A message is all pieces one rank
 // sends to one other rank in one phase (they travel as one MPI transfer). The lower bound is
 // LB = h * tau + t * mu (Transportation §2: no schedule beats the busiest rank's message count

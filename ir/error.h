@@ -1,6 +1,6 @@
 // User-facing errors. A bad input file is reported as
 //   commfit: error: FILE: PLACE: what is wrong
-// with exit status 2 and no output (STYLE.md 15). PLACE is a JSON pointer such as
+// with exit status 2 and no output. PLACE is a JSON pointer such as
 // /messages/3/1, or "line N" for text formats. Broken invariants are internal errors
 // (commfit_assert), never InputError.
 #pragma once

@@ -1,4 +1,4 @@
-// Reading the communication matrix: the JSON format of DESIGN.md (schemas/matrix.schema.json)
+// Reading the communication matrix: the JSON format of docs/FORMAT.md §1 (schemas/matrix.schema.json)
 // and Matrix Market coordinate files (.mtx). Every problem is an InputError naming the file,
 // the place (JSON pointer or line) and what is wrong; limits are checked before allocating.
 #pragma once

@@ -26,7 +26,7 @@ const char* to_string(Buffer b) {
 }
 
 bool step_less(const Step& a, const Step& b) {
-  // recv < send < copy inside a phase: receives are posted first (DESIGN.md).
+  // recv < send < copy inside a phase: receives are posted first (docs/FORMAT.md §3.2).
   auto rank_op = [](Op op) { return op == Op::recv ? 0 : op == Op::send ? 1 : 2; };
   return std::make_tuple(a.phase, rank_op(a.op), a.peer, a.src, a.dst, a.offset) <
          std::make_tuple(b.phase, rank_op(b.op), b.peer, b.src, b.dst, b.offset);

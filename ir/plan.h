@@ -1,4 +1,4 @@
-// Plan: the lowered, per-rank form of a schedule, exactly what the plan files of DESIGN.md
+// Plan: the lowered, per-rank form of a schedule, exactly what the plan files of docs/FORMAT.md §3
 // ("Output: the plan") hold and what the executor replays. Rank r's steps say, phase by phase,
 // which pieces r sends, receives or copies and where each piece lives on r.
 #pragma once

@@ -1,4 +1,4 @@
-// Topology: the machine's network and its deterministic routing (DESIGN.md "Topologies and
+// Topology: the machine's network and its deterministic routing (docs/TOPOLOGY.md "Topologies and
 // routes"). route(a, b) lists the directed links a message from rank a to rank b occupies; the
 // link rule of the verifier and the link-checking passes (Ranka-Wang §5, Check_Path /
 // Mark_Path) only compare link ids, so ids are opaque numbers in [0, link_count()).

@@ -1,4 +1,4 @@
-// lower: Schedule -> Plan (per-rank steps of DESIGN.md "Output: the plan").
+// lower: Schedule -> Plan (per-rank steps of docs/FORMAT.md §3).
 // Each transfer becomes a send step on `from` and a recv step on `to`; the buffer of a step is
 // `send` when the rank is the piece's src, `recv` when it is the piece's dst, else `stage`.
 // Staged pieces get staging offsets from a first-fit allocator, live from the phase they arrive

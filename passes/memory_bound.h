@@ -1,7 +1,7 @@
 // memory_bound: feasibility and a lower bound on the phases of any memory-constrained schedule
 // (Pinar-Hendrickson §3.1, "the minimum number of phases is ceil(T/M)", tightened here).
 //
-// Model (DESIGN.md, verifier rule 5): rank j starts with F_j free bytes; in every phase the bytes
+// Model (docs/FORMAT.md §4, rule 5): rank j starts with F_j free bytes; in every phase the bytes
 // it receives over the network are at most its free bytes at the start of the phase, and after the
 // phase its free bytes grow by what it sent and shrink by what it received. Local copies do not
 // count. r_j / c_j are the network bytes j sends / receives, T = sum r_j, M = sum F_j.

@@ -1,7 +1,7 @@
 // park: greedy phase minimisation under per-rank memory limits with parking
 // (Pinar-Hendrickson §3.1, "Greedy Algorithms": the basics of the 3/2-approximation).
 //
-// Memory model of DESIGN.md rule 5 (see memory_bound.h). Phase by phase:
+// Memory model of docs/FORMAT.md §4 rule 5 (see memory_bound.h). Phase by phase:
 //  1. Receive as much as possible (the paper's first rule): every rank with bytes still to come
 //     receives min(free, bytes still to come). So a rank ends a phase with free memory only when
 //     nothing more is on its way. Which senders it takes them from (the paper leaves it open) is

@@ -1,7 +1,7 @@
 // relaxation: the continuous-relaxation schedule under per-rank memory limits
 // (Pinar-Hendrickson §3.1, "Continuous Relaxation"), rounded to integer bytes.
 //
-// Memory model of DESIGN.md rule 5 (see memory_bound.h); F_j free bytes, r_j / c_j network bytes
+// Memory model of docs/FORMAT.md §4 rule 5 (see memory_bound.h); F_j free bytes, r_j / c_j network bytes
 // rank j sends / receives, T = sum r_j, M = sum F_j, L = ceil(T/M). Every byte takes the route
 //   src --pre--> holder --main--> receiver --post--> dst      (hops between equal ranks vanish)
 // with one pre-processing phase, L main phases and one post-processing phase. The paper's two

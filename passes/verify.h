@@ -1,4 +1,4 @@
-// verify: the oracle of DESIGN.md ("Verifier"). Checks a lowered plan against its matrix:
+// verify: the oracle of docs/FORMAT.md §4. Checks a lowered plan against its matrix:
 //  1. every byte of every message reaches dst's receive segment for src exactly once, nothing else arrives;
 //  2. a rank only sends bytes it holds (its own, or staged bytes received in an earlier phase);
 //  3. every send step has exactly one matching receive step (same phase, peers, piece);

@@ -1,4 +1,4 @@
-// commfit convert IN OUT: between the two forms of a plan (DESIGN.md "Output: the plan").
+// commfit convert IN OUT: between the two forms of a plan (docs/FORMAT.md §3).
 // A plan directory becomes one binary file (backends/plan_binary.h), a binary file becomes a
 // directory. Both are checked completely on the way (every rank file, every checksum) and
 // written atomically. Exit 0, or 2 with "commfit: error: FILE: PLACE: problem".

@@ -1,4 +1,4 @@
-// commfit verify MATRIX PLAN: run the verifier (DESIGN.md) on plan files.
+// commfit verify MATRIX PLAN: run the verifier (docs/FORMAT.md §4) on plan files.
 // Exit 0 when the plan is valid, 1 when it breaks a rule (each problem on stderr), 2 when a file
 // cannot be read.
 #include "backends/plan_binary.h"

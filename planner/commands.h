@@ -1,5 +1,5 @@
 // Subcommands of the commfit command line, one file each (planner/cmd_NAME.cpp). Each adds its
-// subcommand to the app with its own options struct (STYLE.md 7) and, when the subcommand is
+// subcommand to the app with its own options struct and, when the subcommand is
 // chosen, sets `run` to the function that carries it out and returns the exit status.
 // User errors are thrown as InputError (exit 2) or UsageError (exit 2); main reports them.
 #pragma once

@@ -1,5 +1,5 @@
 // The matrix file's defaults for the machine and the cost model ("topology", "cost"): they
-// apply unless the command line gave its own (DESIGN.md: the command line overrides them).
+// apply unless the command line gave its own (docs/FORMAT.md §1: the command line overrides them).
 #pragma once
 
 #include "ir/matrix_io.h"

@@ -1,7 +1,7 @@
 // Runs one pass at a time, by its entry in the pass table (planner/pass_table.h): times it, logs
 // it, keeps the verifier's rules in step with the schedules the passes return, and with
 // --verify-each checks every result (a schedule is lowered and verified, a CCOM checked against
-// its matrix), naming the pass that broke it (STYLE.md 5). --print-after PASS dumps what a pass
+// its matrix), naming the pass that broke it. --print-after PASS dumps what a pass
 // returned.
 #pragma once
 

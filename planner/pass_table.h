@@ -1,4 +1,4 @@
-// The pass table (STYLE.md 4, Binaryen's registerPasses()): one entry per pass, naming it, its
+// The pass table (Binaryen's registerPasses()): one entry per pass, naming it, its
 // source, what it does and what it guarantees. The pass runner (planner/pass_runner.h) runs
 // passes by their Pass value, never by a string, and sets the verifier's rules from the entry of
 // the pass that produced a schedule; --list-passes, --print-after and --verify-each read it too.

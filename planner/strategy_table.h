@@ -1,7 +1,7 @@
-// The strategy table (STYLE.md 4; PETSc's PetscSFOps and sfregi.c are the model): one entry per
+// The strategy table (PETSc's PetscSFOps and sfregi.c are the model): one entry per
 // strategy, saying everything the rest of the planner needs to know of it: its name and source,
 // the options it reads and the values they accept, how it plans (a straight list of passes,
-// STYLE.md 3, in its own file planner/strategy_NAME.cpp), which candidates it offers `auto`, and
+// in its own file planner/strategy_NAME.cpp), which candidates it offers `auto`, and
 // the size of the schedule it builds (planner/limits.h). The help text, --list-passes, option
 // validation and the candidate list are all generated from it.
 //

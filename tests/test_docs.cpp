@@ -20,47 +20,6 @@ namespace {
 
 const fs::path kRoot = fs::path(COMMFIT_SOURCE_DIR).lexically_normal();
 
-// Files that still cite the design card or the style guide in comments, left to the developers
-// refactoring them at the same time (issue 16): the check tolerates their outside citations, and
-// fails when one of them no longer has any, so that this list can only shrink. Every other check
-// applies to them. Replace "DESIGN.md" with the matching section of docs/FORMAT.md and drop the
-// "STYLE.md N" tags, then delete the file's line here.
-const std::set<std::string> kPendingSources = {
-    "CMakeLists.txt",
-    "backends/exec/migrate.hpp",
-    "backends/plan_binary.h",
-    "backends/plan_dir.h",
-    "bench/bench_decompose.cpp",
-    "bench/bench_exec.cpp",
-    "bench/bench_two_stage.cpp",
-    "ir/comm_matrix.h",
-    "ir/cost_model.h",
-    "ir/error.h",
-    "ir/matrix_io.h",
-    "ir/plan.cpp",
-    "ir/plan.h",
-    "ir/topology.h",
-    "passes/lower.h",
-    "passes/memory_bound.h",
-    "passes/park.h",
-    "passes/relaxation.h",
-    "passes/verify.h",
-    "planner/cmd_convert.cpp",
-    "planner/cmd_verify.cpp",
-    "planner/commands.h",
-    "planner/file_defaults.h",
-    "planner/pass_runner.h",
-    "planner/passes.cpp",
-    "planner/passes.h",
-    "planner/strategies.h",
-    "tests/CMakeLists.txt",
-    "tests/support/decompose_checks.h",
-    "tests/test_error_goldens.cpp",
-    "tests/test_matrix_io.cpp",
-    "tests/test_plan_goldens.cpp",
-    "tests/test_schemas.cpp",
-};
-
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -130,8 +89,7 @@ struct Problem {
   std::string where, what;
 };
 
-void check_line(const std::string& rel, int line_no, const std::string& line, bool pending,
-                bool& cites_outside, std::vector<Problem>& problems) {
+void check_line(const std::string& rel, int line_no, const std::string& line, std::vector<Problem>& problems) {
   const std::string where = rel + ":" + std::to_string(line_no);
   auto each = [&](const std::regex& re, auto&& fn) {
     for (std::sregex_iterator it(line.begin(), line.end(), re), end; it != end; ++it) fn(*it);
@@ -142,9 +100,7 @@ void check_line(const std::string& rel, int line_no, const std::string& line, bo
   //    the fuzzer's own folders).
   static const std::regex outside(R"(DESIGN\.md|STYLE\.md|SMPI-NOTES|shared/|(?:^|[^A-Za-z0-9_$/.-])seeds/)");
   each(outside, [&](const std::smatch& m) {
-    cites_outside = true;
-    if (!pending)
-      problems.push_back({where, "cites `" + m.str() + "`, which is not in the repository (use docs/FORMAT.md, docs/REFERENCES.md, docs/SMPI.md)"});
+    problems.push_back({where, "cites `" + m.str() + "`, which is not in the repository (use docs/FORMAT.md, docs/REFERENCES.md, docs/SMPI.md)"});
   });
 
   // 2. Doc names: "docs/X.md", "examples/README.md" and a bare "X.md" must name an existing file
@@ -186,23 +142,16 @@ void check_line(const std::string& rel, int line_no, const std::string& line, bo
 
 TEST_CASE("docs_cite_nothing_outside_the_repository") {
   std::vector<Problem> problems;
-  std::set<std::string> pending_with_citations;
   int scanned = 0;
   for (const std::string& rel : tracked_files()) {
     if (!is_scanned(rel) || !fs::is_regular_file(kRoot / rel)) continue;
     ++scanned;
-    const bool pending = kPendingSources.count(rel) > 0;
-    bool cites_outside = false;
     std::istringstream in(slurp(kRoot / rel));
     std::string line;
-    for (int n = 1; std::getline(in, line); ++n) check_line(rel, n, line, pending, cites_outside, problems);
-    if (pending && cites_outside) pending_with_citations.insert(rel);
+    for (int n = 1; std::getline(in, line); ++n) check_line(rel, n, line, problems);
   }
   CHECK(scanned > 100);   // the walk found the tree
   for (const Problem& p : problems) FAIL_CHECK(p.where << ": " << p.what);
-  for (const std::string& rel : kPendingSources)
-    if (!pending_with_citations.count(rel))
-      FAIL_CHECK(rel << ": no longer cites anything outside the repository (or is gone): remove it from kPendingSources in tests/test_docs.cpp");
 }
 
 TEST_CASE("docs_architecture_is_linked_first_from_the_readme") {

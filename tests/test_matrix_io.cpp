@@ -1,4 +1,4 @@
-// The matrix readers: the JSON format of DESIGN.md and Matrix Market. Fixture files and the
+// The matrix readers: the JSON format of docs/FORMAT.md §1 and Matrix Market. Fixture files and the
 // schema agreement live in test_schemas.cpp; these pin the parser's behaviour in code.
 #include "ir/error.h"
 #include "ir/matrix_io.h"

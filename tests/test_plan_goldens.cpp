@@ -1,4 +1,4 @@
-// Golden plans (STYLE.md 11): each case of tests/golden/plan_cases.txt, planned and shown, must
+// Golden plans: each case of tests/golden/plan_cases.txt, planned and shown, must
 // equal its generated golden tests/golden/plans/<example>.<choice>.txt. Regenerate with
 // tools/update_plan_goldens.sh and review the diff.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // check_rank_schedule (ir/plan.h): one test per fault it finds in one rank's schedule, named after
-// the fault (STYLE.md 13). Each fault is checked alone and through the plan directory's reader,
+// the fault. Each fault is checked alone and through the plan directory's reader,
 // which refuses format faults with the same place and text and reads rule faults (those are the
 // verifier's to name). tests/mpi/test_exec_replay.cpp runs faults through the executor's load.
 #include "backends/plan_dir.h"

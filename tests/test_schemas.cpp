@@ -1,4 +1,4 @@
-// Every fixture through both the C++ loaders and the JSON Schemas of schemas/ (STYLE.md 8):
+// Every fixture through both the C++ loaders and the JSON Schemas of schemas/:
 // good fixtures must pass both, bad fixtures must fail both, except the listed loader-only faults
 // (rules a schema cannot state: a value bounded by another field, duplicates, lengths tied to
 // `ranks`, limits of the parser). Also: the examples, the Matrix Market fixtures, the writers'
@@ -181,7 +181,7 @@ void check_fixtures(const std::vector<fs::path>& good, const std::vector<fs::pat
   }
 }
 
-// Every object schema that lists properties forbids others (STYLE.md 8: strict schemas).
+// Every object schema that lists properties forbids others (strict schemas).
 void check_strict(const json& node, const std::string& where, int& objects) {
   if (node.is_object()) {
     if (node.contains("properties")) {

@@ -1,4 +1,4 @@
-// commfit executor: the migration interface for memory-constrained plans (DESIGN.md "Executor",
+// commfit executor: the migration interface for memory-constrained plans (docs/EXECUTOR.md,
 // last bullet; Pinar-Hendrickson §3, plans of `commfit plan --strategy memory`).
 //
 // Unlike Executor::execute, which needs every receive buffer allocated before it starts, a

@@ -1,5 +1,5 @@
 // Test oracles for the decompose passes (tests/test_decompose.cpp, tests/test_compress.cpp):
-// the direct-schedule invariants of DESIGN.md checked straight on a Schedule, independent of
+// the direct-schedule invariants of docs/FORMAT.md §4 checked straight on a Schedule, independent of
 // lower/verify.
 #pragma once
 
