@@ -30,12 +30,10 @@ std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions&
       add(s->entry.name, nullptr);
       continue;
     }
-    for (const OptionEntry& opt : s->options)
-      if (opt.option == *s->sweep)
-        for (const NamedEntry& value : opt.choices) {
-          const std::string v = value.name;
-          add(std::string(s->entry.name) + "/" + v, &v);
-        }
+    for (const NamedEntry& value : sweep_choices(*s)) {
+      const std::string v = value.name;
+      add(std::string(s->entry.name) + "/" + v, &v);
+    }
   }
   return rows;
 }

@@ -66,6 +66,12 @@ std::string& choice(PlanOptions& o, StrategyOption option) {
 
 const std::string& choice(const PlanOptions& o, StrategyOption option) { return choice(const_cast<PlanOptions&>(o), option); }
 
+std::span<const NamedEntry> sweep_choices(const Strategy& s) {
+  if (!s.sweep) return {};
+  const OptionEntry* e = find_option(s, *s.sweep);
+  return e ? e->choices : std::span<const NamedEntry>{};
+}
+
 std::string option_choices_text(StrategyOption option) {
   std::string out;
   for (const Strategy* s : strategy_table())

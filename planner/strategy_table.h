@@ -77,6 +77,9 @@ std::span<const Strategy* const> strategy_table();
 const Strategy* find_strategy(const std::string& name);   // nullptr for "auto" and unknown names
 std::string strategy_names();                              // "auto, direct, async, ..."
 
+// The values of the option auto sweeps (empty when it sweeps none).
+std::span<const NamedEntry> sweep_choices(const Strategy& s);
+
 // A strategy option's values over the strategies that read it: "direct: a, b; two-stage: c".
 std::string option_choices_text(StrategyOption option);
 

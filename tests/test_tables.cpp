@@ -23,9 +23,7 @@ namespace {
 std::vector<std::string> swept_values(const Strategy& s) {
   if (!s.sweep) return {""};
   std::vector<std::string> out;
-  for (const OptionEntry& opt : s.options)
-    if (opt.option == *s.sweep)
-      for (const NamedEntry& e : opt.choices) out.push_back(e.name);
+  for (const NamedEntry& e : sweep_choices(s)) out.push_back(e.name);
   return out;
 }
 
@@ -54,9 +52,7 @@ TEST_CASE("strategy_table_entries_are_complete") {
     CHECK((s->run != nullptr));
     CHECK((s->pieces != nullptr));
     if (s->sweep) {
-      bool reads_it = false;
-      for (const OptionEntry& opt : s->options) reads_it |= opt.option == *s->sweep && !opt.choices.empty();
-      CHECK(reads_it);   // a swept option is one of its choice options
+      CHECK(!sweep_choices(*s).empty());   // a swept option is one of its choice options
     }
   }
   CHECK(find_strategy("auto") == nullptr);

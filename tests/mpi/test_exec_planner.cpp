@@ -64,9 +64,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> values = {""};
     if (s->sweep) {
       values.clear();
-      for (const OptionEntry& opt : s->options)
-        if (opt.option == *s->sweep)
-          for (const NamedEntry& e : opt.choices) values.push_back(e.name);
+      for (const NamedEntry& e : sweep_choices(*s)) values.push_back(e.name);
     }
     for (const std::string& v : values) {
       if (s->sweep) choice(o, *s->sweep) = v;
