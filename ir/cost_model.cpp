@@ -183,4 +183,44 @@ double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& 
   return worst;
 }
 
+double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay) {
+  const double o = sim_overhead_s(c.tau_s, c.network), latency = std::max(0.0, c.tau_s - 2 * o);
+  std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0);
+  std::vector<Bytes> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
+  bool any = false;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i == j || b == 0) return;
+    any = true;
+    ++fan_out[i];
+    out[i] += b;
+    in[j] += b;
+  });
+  if (!any) return 0;
+  Bytes busiest = 0;
+  for (std::size_t r = 0; r < out.size(); ++r) busiest = std::max({busiest, out[r], in[r]});
+  if (relay) return latency + o + static_cast<double>(busiest) / c.bandwidth_Bps;
+  for (Bytes b : link_loads(m, topo)) busiest = std::max(busiest, b);
+  const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());
+  return latency + std::max(static_cast<double>(f) * o, o + static_cast<double>(busiest) / c.bandwidth_Bps);
+}
+
+bool plan_relays(const Plan& plan, const CommMatrix& m) {
+  Bytes sent = 0, direct = 0;
+  for (const RankSchedule& r : plan.ranks)
+    for (const Step& s : r.steps)
+      if (s.op == Op::send) sent += s.bytes;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i != j) direct += b;
+  });
+  return sent > direct;
+}
+
+double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated) {
+  const SimResult sim = simulate_plan(plan, c.tau_s, c.bandwidth_Bps, c.network, topo);
+  if (simulated) *simulated = sim.simulated;
+  if (sim.simulated) return sim.seconds;
+  const double analytic = plan.manifest.phases <= 1 ? async_estimate_s(plan, c, topo) : synchronous_estimate_s(plan, c, topo);
+  return std::max(analytic, network_lower_bound_s(m, c, topo, plan_relays(plan, m)));
+}
+
 }  // namespace commfit

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/comm_matrix.h"
+#include "ir/network_sim.h"
 #include "ir/plan.h"
 #include "ir/schedule.h"
 #include "ir/topology.h"
@@ -15,7 +16,26 @@ namespace commfit {
 struct CostOptions {
   double tau_s = 2e-6;            // per-message start-up time
   double bandwidth_Bps = 1e10;    // 1 / mu
+  NetworkOptions network;         // the simulated network every plan is priced on (ir/network_sim.h)
 };
+
+// The price of a plan under the network model (docs/FORMAT.md §5): simulate_plan, or for plans
+// beyond its work limit the analytic estimate below (synchronous or async), never less than
+// network_lower_bound_s. `simulated` (when given) says which.
+double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated = nullptr);
+
+// A lower bound of every plan's simulated time under the network model, with L = tau - 2 o the
+// latency and o the overhead of ir/network_sim.h, f_r a rank's network fan-out, T_port the most
+// bytes a rank sends or receives and T_link the most bytes a link carries on direct routes:
+//   direct plans (every byte travels from its source to its destination): 
+//     L + max(max_r f_r o, o + max(T_port, T_link) / bandwidth);
+//   relaying plans (`relay`: two-stage forwards through intermediaries, which may send fewer
+//     messages and avoid a link): L + o + T_port / bandwidth.
+double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay);
+
+// True when the plan forwards bytes through intermediaries (it sends more bytes over the network
+// than the matrix holds).
+bool plan_relays(const Plan& plan, const CommMatrix& m);
 
 // h * tau + t / bandwidth.
 double lower_bound_s(const TrafficStats& s, const CostOptions& c);

@@ -123,23 +123,29 @@ class Checker {
     for (const Half& h : sends_)
       if (messages.empty() || messages.back().phase != h.phase || messages.back().from != h.from || messages.back().to != h.to)
         messages.push_back(h);
-    {   // The node rule; the link rule includes it.
+    {   // The node rule (or the bounded rule); the link rule includes the node rule.
+      const std::size_t limit = rules_.contention == Contention::bounded ? static_cast<std::size_t>(std::max(rules_.per_port, 1)) : 1;
       auto count = [&](bool by_sender, const char* what) {
         std::vector<std::tuple<Phase, Rank, Rank>> keys;
         keys.reserve(messages.size());
         for (const Half& h : messages) keys.emplace_back(h.phase, by_sender ? h.from : h.to, by_sender ? h.to : h.from);
         std::sort(keys.begin(), keys.end());
-        for (std::size_t k = 1; k < keys.size() && !full(); ++k) {
-          const auto& [phase, rank, peer] = keys[k];
-          if (std::get<0>(keys[k - 1]) == phase && std::get<1>(keys[k - 1]) == rank &&
-              (k < 2 || std::get<0>(keys[k - 2]) != phase || std::get<1>(keys[k - 2]) != rank))
-            problem("rule 4: rank " + std::to_string(rank) + " " + what + " more than one rank in phase " + std::to_string(phase) +
-                    " (" + std::to_string(std::get<2>(keys[k - 1])) + " and " + std::to_string(peer) + ")");
+        // Runs of one (phase, rank): the first run longer than the limit is reported once.
+        for (std::size_t k = 0; k < keys.size() && !full();) {
+          std::size_t end = k;
+          while (end < keys.size() && std::get<0>(keys[end]) == std::get<0>(keys[k]) && std::get<1>(keys[end]) == std::get<1>(keys[k])) ++end;
+          if (end - k > limit) {
+            const auto& [phase, rank, peer] = keys[k + limit];
+            problem("rule 4: rank " + std::to_string(rank) + " " + what + " more than " +
+                    (limit == 1 ? std::string("one rank") : std::to_string(limit) + " ranks") + " in phase " + std::to_string(phase) +
+                    " (" + std::to_string(std::get<2>(keys[k + limit - 1])) + " and " + std::to_string(peer) + ")");
+          }
+          k = end;
         }
       };
       count(true, "sends to");
       count(false, "receives from");
-      if (rules_.contention == Contention::node) return;
+      if (rules_.contention != Contention::link) return;
     }
     if (!rules_.route) {
       problem("rule 4: link rule requested without a topology");
@@ -240,6 +246,7 @@ const char* to_string(Contention c) {
     case Contention::none: return "none";
     case Contention::node: return "node";
     case Contention::link: return "link";
+    case Contention::bounded: return "bounded";
   }
   return "?";
 }

@@ -19,13 +19,16 @@
 
 namespace commfit {
 
-enum class Contention { none, node, link };
+// node: one message per port per phase; bounded: at most `per_port`; link: node, and no two
+// messages of a phase share a directed link.
+enum class Contention { none, node, link, bounded };
 
 struct VerifyRules {
   Contention contention = Contention::node;
   // Link rule: the directed links (any ids) a message from `a` to `b` occupies; empty = none
   // (e.g. ranks of one node). Required when contention == link.
   std::function<void(Rank a, Rank b, std::vector<std::int64_t>& links)> route;
+  int per_port = 1;               // Contention::bounded: messages a rank may send (and receive) per phase
   bool memory = false;            // rule 5 with m.memory
   std::size_t max_problems = 10;  // stop collecting after this many
 };

@@ -18,7 +18,7 @@ struct CandidateRow {
   std::string skipped;         // why it does not apply (empty when planned)
   Phase phases = 0;
   Bytes max_message = 0;
-  double estimate_s = 0;       // under the plan's own timing (synchronous phases, or async)
+  double estimate_s = 0;       // the network model's time for the plan (ir/network_sim.h)
   double loose_s = 0;          // loosely synchronous (no barriers): the critical path
   double lower_bound_s = 0;
   double seconds = 0;          // planning time

@@ -6,6 +6,7 @@
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
 #include "planner/limits.h"
+#include "planner/network_options.h"
 
 #include <cstdio>
 #include <memory>
@@ -19,6 +20,7 @@ struct CompareCommand {
   std::string topology;
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
+  std::shared_ptr<NetworkFlags> network;
   PlanOptions plan;
   std::optional<std::uint64_t> max_memory;
 };
@@ -27,13 +29,15 @@ int run_compare(const CompareCommand& c) {
   const MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_network_flags(*c.network, o.cost.network);
   PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
   every.strategy = "auto";
   check_plan_memory(in.matrix, every, c.matrix, c.max_memory);
   const TrafficStats s = traffic_stats(in.matrix);
-  std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (tau %.3g s, bandwidth %.3g B/s)\n", c.matrix.c_str(),
-              in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h), static_cast<unsigned long long>(s.t),
-              lower_bound_s(in.matrix, s, o.cost, o.topology), o.cost.tau_s, o.cost.bandwidth_Bps);
+  std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (network %s, tau %.3g s, bandwidth %.3g B/s)\n",
+              c.matrix.c_str(), in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h),
+              static_cast<unsigned long long>(s.t), network_lower_bound_s(in.matrix, o.cost, o.topology, false),
+              to_string(o.cost.network.model), o.cost.tau_s, o.cost.bandwidth_Bps);
   const Comparison cmp = compare_candidates(in.matrix, o, false);
   std::fputs(format_comparison(cmp).c_str(), stdout);
   return 0;
@@ -49,6 +53,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  c->network = add_network_options(sub, c->plan.cost.network);
   sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory)");
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }

@@ -6,6 +6,7 @@
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
 #include "planner/limits.h"
+#include "planner/network_options.h"
 #include "planner/pipeline.h"
 #include "planner/strategy_table.h"
 
@@ -35,6 +36,7 @@ struct PlanCommand {
   std::optional<std::uint64_t> max_memory;   // default: physical memory
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
+  std::shared_ptr<NetworkFlags> network;
   // The options only some strategies read (the strategy table says which), as given.
   std::vector<std::pair<StrategyOption, CLI::Option*>> strategy_options;
 };
@@ -119,6 +121,7 @@ int run_plan(const PlanCommand& c) {
   }
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_network_flags(*c.network, o.cost.network);
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
   check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
@@ -169,6 +172,10 @@ void add_plan_command(CLI::App& app, Runner& run) {
                   sub->add_option("--variant", c->plan.variant, "Split (" + option_choices_text(StrategyOption::variant) + ")")->capture_default_str());
   strategy_option(StrategyOption::method,
                   sub->add_option("--method", c->plan.method, "Memory method (" + option_choices_text(StrategyOption::method) + ")")->capture_default_str());
+  strategy_option(StrategyOption::concurrency,
+                  sub->add_option("--concurrency", c->plan.concurrency,
+                                  "bounded: messages per port per phase (" + option_choices_text(StrategyOption::concurrency) + ")")
+                      ->capture_default_str());
   strategy_option(StrategyOption::memory,
                   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")"));
   strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
@@ -176,6 +183,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  c->network = add_network_options(sub, c->plan.cost.network);
   sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)");
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");
   sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");

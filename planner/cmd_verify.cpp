@@ -39,7 +39,13 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path,
   if (c == "node") rules.contention = Contention::node;
   else if (c == "none") rules.contention = Contention::none;
   else if (c == "link") rules.contention = Contention::link;
-  else throw InputError(plan_path + "/manifest.json", "/options/contention", "unknown contention rule \"" + c + "\"");
+  else if (c == "bounded") {
+    rules.contention = Contention::bounded;
+    const auto k = m.options.find("concurrency");
+    if (k == m.options.end() || !k->is_number_unsigned() || k->get<std::uint64_t>() < 1 || k->get<std::uint64_t>() > 1u << 30)
+      throw InputError(plan_path + "/manifest.json", "/options/concurrency", "the bounded rule needs a positive \"concurrency\"");
+    rules.per_port = static_cast<int>(k->get<std::uint64_t>());
+  } else throw InputError(plan_path + "/manifest.json", "/options/contention", "unknown contention rule \"" + c + "\"");
   if (const auto t = m.options.find("topology"); t != m.options.end()) {
     if (!t->is_string()) throw InputError(plan_path + "/manifest.json", "/options/topology", "expected a topology spec");
     try {

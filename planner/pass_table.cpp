@@ -11,6 +11,7 @@ namespace {
 constexpr auto node = Contention::node;
 constexpr auto link = Contention::link;
 constexpr auto none = Contention::none;
+constexpr auto bounded = Contention::bounded;
 constexpr std::optional<Contention> keeps = std::nullopt;
 
 // In the order of enum class Pass (checked below).
@@ -24,6 +25,7 @@ constexpr PassEntry kPasses[] = {
     {Pass::profile_split, {"profile-split", "beyond Ranka-Wang §6", "cut a few messages so h+1 or h+2 phases have a lower sum of phase maxima (template search, matched cuts, level search)"}, true, node},
     {Pass::shave, {"shave", "beyond Ranka-Wang §6", "move the tails of a phase's largest pieces into phases where both ends are idle; drop empty phases"}, true, keeps},
     {Pass::link_check, {"link-check", "Ranka-Wang §5", "move transfers so that no two in a phase share a directed link"}, true, link},
+    {Pass::group_phases, {"group-phases", "beyond Ranka-Wang; ir/network_sim.h", "merge phases k at a time, largest first: at most k messages per port per phase (--concurrency)"}, true, bounded},
     {Pass::two_stage_split, {"two-stage-split", "Transportation §7-8; BHJ §3", "every message split over p intermediaries (--variant)"}, false, keeps},
     {Pass::stage_schedule, {"stage-schedule", "Transportation §7", "each stage decomposed into phases; stage 2 after stage 1"}, true, node},
     {Pass::park, {"park", "Pinar-Hendrickson §3.1", "memory phases, greedy: receive what fits, park on ranks with spare memory"}, true, none, true},
@@ -47,6 +49,7 @@ const char* rule_text(const PassEntry& p) {
     case Contention::none: return "[none]";
     case Contention::node: return "[node]";
     case Contention::link: return "[link]";
+    case Contention::bounded: return "[<= k]";
   }
   return "";
 }

@@ -31,6 +31,7 @@ enum class Pass {
   profile_split,     // Schedule
   shave,             // Schedule
   link_check,        // Schedule
+  group_phases,      // Schedule
   two_stage_split,   // TwoStageSplit
   stage_schedule,    // Schedule
   park,              // Schedule

@@ -52,6 +52,8 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   check_choices(*strategy, o);
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");
+  if (!(o.cost.network.overhead_s < 0 || o.cost.network.overhead_s <= o.cost.tau_s / 2))
+    throw UsageError("--overhead must be at most tau / 2 (tau = 2 overhead + latency)");
 
   // Memory limits given on the command line replace the matrix file's.
   CommMatrix with_memory;
@@ -91,8 +93,14 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   if (passes.rules.memory) mf.options["memory"] = m.memory;
   mf.cost.tau_s = o.cost.tau_s;
   mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
-  mf.cost.estimate_s = s.timing == Timing::async ? async_estimate_s(plan, o.cost, o.topology) : synchronous_estimate_s(plan, o.cost, o.topology);
-  mf.cost.lower_bound_s = lower_bound_s(m, stats, o.cost, o.topology);
+  mf.options["network"] = to_string(o.cost.network.model);
+  mf.options["overhead_s"] = sim_overhead_s(o.cost.tau_s, o.cost.network);
+  mf.options["eager_limit"] = o.cost.network.eager_limit;
+  if (o.cost.network.model == Network::ib) mf.options["ib_factors"] = format_ib_factors(o.cost.network.ib);
+  bool simulated = false;
+  mf.cost.estimate_s = plan_estimate_s(plan, m, o.cost, o.topology, &simulated);
+  if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";
+  mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(plan, m));
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
   if (report) {
     report->h = stats.h;

@@ -21,6 +21,7 @@ struct PlanOptions {
   std::string algorithm = "optimal";   // direct and two-stage: the decomposition
   std::string variant = "transport";   // two-stage: which intermediaries carry the extra bytes
   std::string method = "parking";      // memory
+  std::string concurrency = "4";       // bounded: messages per port per phase
   Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   Topology topology;                   // the machine (default full: a crossbar)

@@ -51,6 +51,7 @@ const char* flag(StrategyOption o) {
     case StrategyOption::method: return "--method";
     case StrategyOption::chunk: return "--chunk";
     case StrategyOption::memory: return "--memory";
+    case StrategyOption::concurrency: return "--concurrency";
   }
   return "?";
 }
@@ -60,6 +61,7 @@ std::string& choice(PlanOptions& o, StrategyOption option) {
     case StrategyOption::algorithm: return o.algorithm;
     case StrategyOption::variant: return o.variant;
     case StrategyOption::method: return o.method;
+    case StrategyOption::concurrency: return o.concurrency;
     default: internal_error("strategy table", std::string(flag(option)) + " is not a choice option");
   }
 }

@@ -22,7 +22,7 @@
 #include <string>
 
 // The strategies, in the order auto plans them (and --list-passes lists them).
-#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(two_stage) X(memory)
+#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(bounded) X(two_stage) X(memory)
 
 namespace commfit {
 
@@ -41,7 +41,7 @@ struct StrategyOutput {
 };
 
 // The options of `commfit plan` that belong to some strategies only (the rest apply to all).
-enum class StrategyOption { algorithm, variant, method, chunk, memory };
+enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency };
 
 const char* flag(StrategyOption o);   // "--algorithm"
 // The value of a choice option (algorithm, variant, method) in `o`.

@@ -167,6 +167,7 @@ TEST_CASE("every_strategy_keeps_the_rules_its_passes_claim") {
         // Only direct plans are made link-disjoint on a machine with shared links.
         if (plan.manifest.options["timing"] == "async" || s->needs_memory_limits) CHECK(contention == "none");
         else if (o.strategy == "direct") CHECK(contention == (std::string(topology) == "full" ? "node" : "link"));
+        else if (o.strategy == "bounded") CHECK(contention == "bounded");
         else CHECK(contention == "node");
       }
     }

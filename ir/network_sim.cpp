@@ -1,0 +1,580 @@
+#include "ir/network_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace commfit {
+
+const char* to_string(Network n) { return n == Network::ib ? "ib" : "flow"; }
+
+std::optional<Network> parse_network(std::string_view name) {
+  if (name == "flow") return Network::flow;
+  if (name == "ib") return Network::ib;
+  return std::nullopt;
+}
+
+std::optional<IbFactors> parse_ib_factors(std::string_view text) {
+  double v[3];
+  std::size_t begin = 0;
+  for (int k = 0; k < 3; ++k) {
+    std::size_t end = text.find_first_of(";,", begin);
+    if ((k < 2) != (end != std::string_view::npos)) return std::nullopt;
+    if (end == std::string_view::npos) end = text.size();
+    const std::string field(text.substr(begin, end - begin));
+    std::size_t used = 0;
+    try {
+      v[k] = std::stod(field, &used);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (used != field.size() || !(v[k] > 0) || !std::isfinite(v[k])) return std::nullopt;
+    begin = end + 1;
+  }
+  return IbFactors{v[0], v[1], v[2]};
+}
+
+std::string format_ib_factors(const IbFactors& f) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.6g;%.6g;%.6g", f.be, f.bs, f.ys);
+  return buf;
+}
+
+double sim_overhead_s(double tau_s, const NetworkOptions& net) {
+  return std::min(net.overhead_s < 0 ? tau_s / 4 : net.overhead_s, tau_s / 2);
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Message {
+  Rank from, to;
+  Phase phase;
+  Bytes bytes;
+};
+
+// A rank's messages of each of its phases: CSR over the rank's sends (in step order) and receives.
+struct RankLists {
+  std::vector<std::uint32_t> out, in;   // message ids, grouped by phase ascending
+  std::vector<Phase> out_phase, in_phase;
+};
+
+enum class Ev : std::uint8_t { start, bandwidth, processed, posted };
+
+struct Event {
+  double t;
+  std::uint64_t seq;   // insertion order: ties are broken the same way every run
+  Ev kind;
+  std::uint32_t id;    // a message, or a rank for `posted`
+  friend bool operator>(const Event& a, const Event& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+};
+
+class Simulation {
+ public:
+  Simulation(const Plan& plan, double tau, double bandwidth, const NetworkOptions& net, const Topology& topo, std::uint64_t work_limit)
+      : topo_(topo), bw_(bandwidth), net_(net), work_limit_(work_limit) {
+    o_ = sim_overhead_s(tau, net);
+    window_ = o_ / 20;
+    lat_ = std::max(0.0, tau - 2 * o_);
+    p_ = static_cast<Rank>(plan.ranks.size());
+    collect(plan);
+  }
+
+  SimResult run() {
+    for (Rank r = 0; r < p_; ++r) enter_next_phase(r, 0.0);
+    drain_ready();
+    while (!events_.empty() || active_count_ > 0) {
+      if (work_ > work_limit_) return {0, false};
+      if (dirty_) share();
+      // The next thing to happen: an event, or the first active flow to finish.
+      while (!finishes_.empty() && finishes_.top().seq != finish_version_[finishes_.top().id]) finishes_.pop();
+      const double first = std::min(events_.empty() ? kInf : events_.top().t, finishes_.empty() ? kInf : finishes_.top().t);
+      // Everything due within the batching window happens at once, at the latest of its times:
+      // late by less than the window, never early (the estimate stays above the exact one).
+      const double horizon = first + window_ + 1e-15 + 1e-12 * first;
+      now_ = first;
+      if (!finishes_.empty() && finishes_.top().t <= horizon) now_ = std::max(now_, finishes_.top().t);
+      // Flows done, in id order, then the events of this instant.
+      done_.clear();
+      while (!finishes_.empty() && finishes_.top().t <= horizon) {
+        const Event e = finishes_.top();
+        finishes_.pop();
+        if (e.seq == finish_version_[e.id]) {
+          done_.push_back(e.id);
+          now_ = std::max(now_, e.t);
+        }
+      }
+      std::sort(done_.begin(), done_.end());
+      for (std::uint32_t f : done_) {
+        remaining_[f] = 0;
+        --active_count_;
+        arrive(f, now_);
+      }
+      while (!events_.empty() && events_.top().t <= horizon) {
+        const Event e = events_.top();
+        events_.pop();
+        now_ = std::max(now_, e.t);
+        handle(e, now_);
+      }
+      drain_ready();
+    }
+    for (Rank r = 0; r < p_; ++r)
+      if (in_phase_[r]) throw std::logic_error("simulate_plan: rank " + std::to_string(r) + " never finishes phase " + std::to_string(phase_[r]));
+    double end = 0;
+    for (double f : finish_) end = std::max(end, f);
+    return {end, true};
+  }
+
+ private:
+  void collect(const Plan& plan) {
+    lists_.resize(static_cast<std::size_t>(p_));
+    for (const RankSchedule& r : plan.ranks) {
+      const Step* prev = nullptr;
+      for (const Step& s : r.steps) {
+        if (s.op != Op::send) continue;
+        if (prev && prev->phase == s.phase && prev->peer == s.peer) msgs_.back().bytes += s.bytes;
+        else msgs_.push_back({r.rank, s.peer, s.phase, s.bytes});
+        prev = &s;
+      }
+    }
+    for (std::uint32_t id = 0; id < msgs_.size(); ++id) {
+      const Message& m = msgs_[id];
+      lists_[m.from].out.push_back(id);
+      lists_[m.from].out_phase.push_back(m.phase);
+    }
+    // Receives: by phase, then sender (a stable sort of the ids by phase).
+    std::vector<std::uint32_t> by_phase(msgs_.size());
+    for (std::uint32_t id = 0; id < msgs_.size(); ++id) by_phase[id] = id;
+    std::stable_sort(by_phase.begin(), by_phase.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return msgs_[a].phase != msgs_[b].phase ? msgs_[a].phase < msgs_[b].phase : msgs_[a].from < msgs_[b].from;
+    });
+    for (std::uint32_t id : by_phase) {
+      lists_[msgs_[id].to].in.push_back(id);
+      lists_[msgs_[id].to].in_phase.push_back(msgs_[id].phase);
+    }
+    const std::size_t n = msgs_.size(), p = static_cast<std::size_t>(p_);
+    remaining_.assign(n, 0);
+    routes_.assign(n, {});
+    stamp_.assign(n, 0);
+    new_rate_.assign(n, 0);
+    finish_version_.assign(n, 0);
+    flow_seen_.assign(n, 0);
+    rate_.assign(n, 0);
+    posted_at_.assign(n, -1);
+    arrived_at_.assign(n, -1);
+    bound_.assign(n, bw_);
+    out_cursor_.assign(p, 0);
+    in_cursor_.assign(p, 0);
+    phase_.assign(p, 0);
+    in_phase_.assign(p, false);
+    pending_.assign(p, 0);
+    cpu_.assign(p, 0);
+    finish_.assign(p, 0);
+    eager_out_.assign(p, 0);
+    up_.assign(p, {});
+    down_.assign(p, {});
+    in_flows_.assign(p, 0);
+    seen_.assign(p, 0);
+    resources_ = 2 * static_cast<std::int64_t>(p) + (topo_.kind() == Topology::Kind::full ? 0 : topo_.link_count());
+    res_users_.assign(static_cast<std::size_t>(resources_), {});
+  }
+
+  bool eager(std::uint32_t id) const { return msgs_[id].bytes < net_.eager_limit; }
+
+  void push(double t, Ev kind, std::uint32_t id) { events_.push({t, seq_++, kind, id}); }
+
+  // Rank r has finished its phase (or starts): move to its next phase with messages.
+  void enter_next_phase(Rank r, double t) {
+    RankLists& l = lists_[r];
+    finish_[r] = std::max(finish_[r], t);
+    std::size_t& oc = out_cursor_[r];
+    std::size_t& ic = in_cursor_[r];
+    if (oc == l.out.size() && ic == l.in.size()) {
+      in_phase_[r] = false;
+      return;
+    }
+    const Phase next = std::min(oc < l.out.size() ? l.out_phase[oc] : ~Phase{0}, ic < l.in.size() ? l.in_phase[ic] : ~Phase{0});
+    phase_[r] = next;
+    in_phase_[r] = true;
+    // Receives are posted first (free), then the sends, `overhead` each.
+    std::size_t sends = 0, eager_sends = 0;
+    double post = t;
+    for (; oc < l.out.size() && l.out_phase[oc] == next; ++oc, ++sends) {
+      const std::uint32_t id = l.out[oc];
+      post += o_;
+      posted_at_[id] = post;
+      if (eager(id)) {
+        ++eager_sends;
+        push(post, Ev::start, id);
+      } else if (arrived_at_[id] == -2) {   // its receiver already waits in this phase
+        push(post, Ev::start, id);
+      }
+    }
+    cpu_[r] = post;
+    eager_out_[r] = eager_sends;
+    std::size_t recvs = 0;
+    std::vector<std::uint32_t> buffered;
+    for (; ic < l.in.size() && l.in_phase[ic] == next; ++ic, ++recvs) {
+      const std::uint32_t id = l.in[ic];
+      if (eager(id)) {
+        if (arrived_at_[id] >= 0) buffered.push_back(id);
+      } else if (posted_at_[id] >= 0) {
+        push(std::max(posted_at_[id], t), Ev::start, id);   // the sender posted first: go now
+      } else {
+        arrived_at_[id] = -2;   // receive posted: the send starts when it is posted
+      }
+    }
+    pending_[r] = sends + recvs;
+    if (eager_sends > 0) push(post, Ev::posted, static_cast<std::uint32_t>(r));
+    // Eager messages that arrived before this phase: completed in arrival order.
+    std::sort(buffered.begin(), buffered.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return arrived_at_[a] != arrived_at_[b] ? arrived_at_[a] < arrived_at_[b] : a < b;
+    });
+    for (std::uint32_t id : buffered) process_eager(id);
+    if (pending_[r] == 0) ready_.push_back(r);
+  }
+
+  void process_eager(std::uint32_t id) {
+    const Rank d = msgs_[id].to;
+    cpu_[d] = std::max(cpu_[d], arrived_at_[id]) + o_;
+    push(cpu_[d], Ev::processed, id);
+  }
+
+  void complete_item(Rank r, double t, std::size_t n = 1) {
+    finish_[r] = std::max(finish_[r], t);
+    pending_[r] -= n;
+    if (pending_[r] == 0) ready_.push_back(r);
+  }
+
+  void drain_ready() {
+    while (!ready_.empty()) {
+      const Rank r = ready_.back();
+      ready_.pop_back();
+      enter_next_phase(r, finish_[r]);
+    }
+  }
+
+  void arrive(std::uint32_t id, double t) {
+    const Message& m = msgs_[id];
+    if (!routes_[id].empty()) {   // it had bytes to move: it leaves its resources
+      for (std::int32_t q : routes_[id]) {
+        std::erase(res_users_[q], id);
+        seeds_.push_back(q);
+      }
+      dirty_ = true;
+      std::vector<std::int32_t>().swap(routes_[id]);
+    }
+    if (net_.model == Network::ib) ib_remove(id);
+    if (!eager(id)) {
+      complete_item(m.from, t);
+      complete_item(m.to, t);
+      return;
+    }
+    arrived_at_[id] = t;
+    if (in_phase_[m.to] && phase_[m.to] == m.phase) process_eager(id);
+  }
+
+  void handle(const Event& e, double t) {
+    switch (e.kind) {
+      case Ev::posted:
+        complete_item(static_cast<Rank>(e.id), t, eager_out_[e.id]);
+        break;
+      case Ev::start: {
+        if (net_.model == Network::ib) ib_add(e.id);
+        push(t + lat_, Ev::bandwidth, e.id);
+        break;
+      }
+      case Ev::bandwidth: {
+        remaining_[e.id] = static_cast<double>(msgs_[e.id].bytes);
+        if (msgs_[e.id].bytes == 0) {
+          arrive(e.id, t);
+        } else {
+          ++active_count_;
+          stamp_[e.id] = t;
+          rate_[e.id] = 0;
+          for (std::int32_t q : route_of(e.id)) res_users_[q].push_back(e.id);
+          seed(e.id);
+          dirty_ = true;
+        }
+        break;
+      }
+      case Ev::processed:
+        complete_item(msgs_[e.id].to, t);
+        break;
+    }
+  }
+
+  // SimGrid's network_ib, step by step: a flow is registered when it starts (its latency counts)
+  // and removed when it arrives; after either, the penalties are recomputed for the nodes
+  // connected to the sender through active flows, as SimGrid does (update_IB_factors_rec). Flows
+  // a finished flow no longer connects keep their penalties until the next update reaches them:
+  // SimGrid's behaviour, which makes hot receivers slower than a fresh recomputation would.
+  void ib_add(std::uint32_t id) {
+    const Message& m = msgs_[id];
+    up_[m.from].push_back(id);
+    ++down_[m.to][m.from];
+    ++in_flows_[m.to];
+    ib_roots_.push_back(m.from);
+    dirty_ = true;
+  }
+
+  void ib_remove(std::uint32_t id) {
+    const Message& m = msgs_[id];
+    auto& down = down_[m.to];
+    if (--down[m.from] == 0) down.erase(m.from);
+    --in_flows_[m.to];
+    std::erase(up_[m.from], id);
+    ib_roots_.push_back(m.from);
+    dirty_ = true;
+  }
+
+  // The refreshes of the flows that started or ended at one instant, as one traversal from all
+  // their senders (SimGrid runs one per flow, in an order of its own; at one instant the counts
+  // they read differ only by the flows of that instant).
+  void ib_refresh() {
+    ++epoch_;
+    stack_.clear();
+    for (Rank root : ib_roots_)
+      if (seen_[root] != epoch_) {
+        seen_[root] = epoch_;
+        stack_.push_back(root);
+      }
+    ib_roots_.clear();
+    while (!stack_.empty()) {
+      const Rank u = stack_.back();
+      stack_.pop_back();
+      ib_penalties(u);
+      auto visit = [&](Rank v) {
+        if (seen_[v] != epoch_) {
+          seen_[v] = epoch_;
+          stack_.push_back(v);
+        }
+      };
+      for (std::uint32_t c : up_[u]) visit(msgs_[c].to);
+      for (const auto& [src, n] : down_[u]) visit(src);
+      work_ += up_[u].size() + down_[u].size() + 1;
+    }
+  }
+
+  // compute_IB_factors(u): the bounds of u's outgoing flows.
+  void ib_penalties(Rank u) {
+    const double n = static_cast<double>(up_[u].size());
+    double out = 0;
+    for (std::uint32_t c : up_[u])
+      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[msgs_[c].to] > 2 ? net_.ib.ys : 1.0));
+    for (std::uint32_t c : up_[u]) {
+      const Rank d = msgs_[c].to;
+      const double in = in_flows_[d] != 1 ? down_[d][u] * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
+      const double b = bw_ / std::max(in, out);
+      if (b != bound_[c]) {
+        bound_[c] = b;
+        if (!routes_[c].empty()) seed(c);
+      }
+    }
+  }
+
+  // The resources a flow uses, once per flow: its sender's injection port, its receiver's
+  // ejection port, and with a topology the links of its route.
+  const std::vector<std::int32_t>& route_of(std::uint32_t f) {
+    std::vector<std::int32_t>& res = routes_[f];
+    if (!res.empty()) return res;
+    const Message& m = msgs_[f];
+    res.push_back(m.from);
+    res.push_back(p_ + m.to);
+    if (topo_.kind() != Topology::Kind::full) {
+      topo_.route(m.from, m.to, links_);
+      for (std::int64_t l : links_) res.push_back(static_cast<std::int32_t>(2 * static_cast<std::int64_t>(p_) + l));
+    }
+    return res;
+  }
+
+  // A flow entered or left the network, or its bound changed: the rates of the flows it shares a
+  // resource with, transitively, must be recomputed (max-min fairness decomposes over the
+  // connected components of flows and resources; the others keep their rates).
+  void seed(std::uint32_t f) {
+    for (std::int32_t q : route_of(f)) seeds_.push_back(q);
+    dirty_ = true;
+  }
+
+  // comp_: the active flows connected to the seeds. False when there are none.
+  bool component() {
+    comp_.clear();
+    if (res_seen_.size() != static_cast<std::size_t>(resources_)) res_seen_.assign(static_cast<std::size_t>(resources_), 0);
+    ++res_epoch_;
+    std::vector<std::int32_t>& queue = seeds_;
+    for (std::size_t k = 0; k < queue.size(); ++k) {
+      const std::int32_t q = queue[k];
+      if (res_seen_[q] == res_epoch_) continue;
+      res_seen_[q] = res_epoch_;
+      for (std::uint32_t f : res_users_[q]) {
+        if (flow_seen_[f] == res_epoch_) continue;
+        flow_seen_[f] = res_epoch_;
+        comp_.push_back(f);
+        for (std::int32_t r : routes_[f])
+          if (res_seen_[r] != res_epoch_) queue.push_back(r);
+      }
+    }
+    work_ += queue.size();
+    queue.clear();   // comp_ is in the order of the seeds: the same every run
+    return !comp_.empty();
+  }
+
+  // Max-min fair rates of the active flows (progressive filling): repeatedly the tightest of the
+  // resources' fair shares and the flows' own bounds fixes the flows it limits.
+  void share() {
+    dirty_ = false;
+    if (!ib_roots_.empty()) ib_refresh();
+    if (!component()) return;
+    const std::size_t nres = static_cast<std::size_t>(resources_);
+    if (cap_.size() != nres) {
+      cap_.assign(nres, 0);
+      users_.assign(nres, 0);
+      version_.assign(nres, 0);
+      slot_.assign(nres, 0);
+    }
+    // The resources in use, and the active flows of each (CSR over `touched_`).
+    touched_.clear();
+    std::size_t total = 0;
+    for (std::uint32_t f : comp_)
+      for (std::int32_t q : route_of(f)) {
+        if (users_[q]++ == 0) {
+          slot_[q] = static_cast<std::uint32_t>(touched_.size());
+          touched_.push_back(q);
+          cap_[q] = bw_;
+        }
+        ++total;
+      }
+    work_ += total + comp_.size();
+    res_start_.assign(touched_.size() + 1, 0);
+    for (std::size_t k = 0; k < touched_.size(); ++k) res_start_[k + 1] = res_start_[k] + static_cast<std::size_t>(users_[touched_[k]]);
+    res_flows_.resize(total);
+    fill_.assign(res_start_.begin(), res_start_.end() - 1);
+    for (std::size_t i = 0; i < comp_.size(); ++i)
+      for (std::int32_t q : routes_[comp_[i]]) res_flows_[fill_[slot_[q]]++] = static_cast<std::uint32_t>(i);
+    // The flows' own bounds, tightest first (ties by position: deterministic).
+    by_bound_.resize(comp_.size());
+    for (std::size_t i = 0; i < comp_.size(); ++i) by_bound_[i] = static_cast<std::uint32_t>(i);
+    // (Under the flow model every bound is the bandwidth, which no fair share exceeds: unsorted.)
+    if (net_.model == Network::ib)
+      std::sort(by_bound_.begin(), by_bound_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return bound_[comp_[a]] != bound_[comp_[b]] ? bound_[comp_[a]] < bound_[comp_[b]] : a < b;
+    });
+    heap_.clear();
+    auto push_share = [&](std::int32_t q) {
+      heap_.push_back({cap_[q] / static_cast<double>(users_[q]), q, version_[q]});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    };
+    for (std::int32_t q : touched_) push_share(q);
+    fixed_.assign(comp_.size(), 0);
+    auto fix = [&](std::uint32_t i, double x) {
+      fixed_[i] = 1;
+      new_rate_[comp_[i]] = x;
+      for (std::int32_t q : routes_[comp_[i]]) {
+        cap_[q] = std::max(0.0, cap_[q] - x);
+        ++version_[q];
+        if (--users_[q] > 0) push_share(q);
+      }
+    };
+    std::size_t next_bound = 0;
+    while (true) {
+      while (next_bound < by_bound_.size() && fixed_[by_bound_[next_bound]]) ++next_bound;
+      while (!heap_.empty() && (users_[heap_.front().q] == 0 || heap_.front().version != version_[heap_.front().q])) {
+        std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+        heap_.pop_back();
+      }
+      const bool have_bound = next_bound < by_bound_.size();
+      if (heap_.empty() && !have_bound) break;
+      if (have_bound && (heap_.empty() || bound_[comp_[by_bound_[next_bound]]] <= heap_.front().share)) {
+        fix(by_bound_[next_bound], bound_[comp_[by_bound_[next_bound]]]);
+        continue;
+      }
+      const Share top = heap_.front();
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      heap_.pop_back();
+      const std::size_t k = slot_[top.q];
+      for (std::size_t j = res_start_[k]; j < res_start_[k + 1]; ++j)
+        if (!fixed_[res_flows_[j]]) fix(res_flows_[j], top.share);
+    }
+    for (std::int32_t q : touched_) users_[q] = 0;
+    // A flow whose every resource ran dry still moves (rounding): the smallest positive rate.
+    for (std::uint32_t f : comp_) {
+      const double r = std::max(new_rate_[f], bw_ * 1e-12);
+      if (r == rate_[f]) continue;
+      remaining_[f] = std::max(0.0, remaining_[f] - rate_[f] * (now_ - stamp_[f]));
+      stamp_[f] = now_;
+      rate_[f] = r;
+      finishes_.push({now_ + remaining_[f] / r, ++finish_version_[f], Ev::bandwidth, f});
+    }
+  }
+
+  struct Share {
+    double share;
+    std::int32_t q;
+    std::uint64_t version;
+    friend bool operator>(const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.q > b.q; }
+  };
+
+  const Topology& topo_;
+  double bw_, o_ = 0, lat_ = 0;
+  NetworkOptions net_;
+  std::uint64_t work_limit_, work_ = 0;
+  Rank p_ = 0;
+  std::vector<Message> msgs_;
+  std::vector<RankLists> lists_;
+  std::vector<double> remaining_, rate_, posted_at_, arrived_at_, bound_;
+  std::vector<std::size_t> out_cursor_, in_cursor_, pending_, eager_out_;
+  std::vector<Phase> phase_;
+  std::vector<bool> in_phase_;
+  std::vector<double> cpu_, finish_;
+  std::size_t active_count_ = 0;                 // flows moving bytes
+  std::vector<double> stamp_, new_rate_;          // when remaining_ was last brought up to date
+  std::vector<std::uint64_t> finish_version_;     // a finish entry is valid while it matches
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> finishes_;
+  std::vector<std::uint32_t> done_;
+  double now_ = 0;
+  double window_ = 0;   // batching window (ir/network_sim.h)
+  // network ib: each node's flows out (in start order), flows in per sender, and flows in.
+  std::vector<std::vector<std::uint32_t>> up_;
+  std::vector<std::map<Rank, std::int64_t>> down_;
+  std::vector<std::int64_t> in_flows_;
+  std::vector<std::uint64_t> seen_;
+  std::uint64_t epoch_ = 0;
+  std::vector<Rank> stack_, ib_roots_;
+  std::vector<Rank> ready_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  bool dirty_ = false;
+  std::int64_t resources_ = 0;
+  std::vector<double> cap_;
+  std::vector<std::int64_t> users_;
+  std::vector<std::uint64_t> version_;
+  std::vector<std::uint32_t> slot_, res_flows_, by_bound_;
+  std::vector<std::int32_t> touched_;
+  std::vector<std::int64_t> links_;
+  std::vector<std::size_t> res_start_, fill_;
+  std::vector<std::vector<std::int32_t>> routes_;
+  std::vector<std::vector<std::uint32_t>> res_users_;   // active flows of each resource
+  std::vector<std::int32_t> seeds_;
+  std::vector<std::uint32_t> comp_;
+  std::vector<std::uint64_t> res_seen_, flow_seen_;
+  std::uint64_t res_epoch_ = 0;
+  std::vector<Share> heap_;
+  std::vector<std::uint8_t> fixed_;
+};
+
+}  // namespace
+
+SimResult simulate_plan(const Plan& plan, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
+                        std::uint64_t work_limit) {
+  Simulation sim(plan, tau_s, bandwidth_Bps, net, topo, work_limit);
+  return sim.run();
+}
+
+}  // namespace commfit

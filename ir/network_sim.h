@@ -1,0 +1,73 @@
+// The network model every plan is priced by (docs/FORMAT.md §5): a flow-level simulation of the
+// executor replaying the plan, in the spirit of SimGrid's SMPI, which is what bench/smpi measures
+// the plans on.
+//
+// What it simulates, per rank, phase after phase (no barrier: a rank starts phase k + 1 when its
+// own messages of phase k are done, as backends/exec does):
+//  - posting: each send costs the rank `overhead` of CPU, one after another (SMPI's smpi/ois);
+//  - a message (all pieces to one peer in one phase) then waits `latency` = tau - 2 overhead and
+//    flows at the rate max-min fair sharing gives it: every rank's injection and ejection port
+//    and, with a topology, every link of its route has capacity `bandwidth`, and no single flow
+//    goes faster than `bandwidth`;
+//  - eager messages (bytes < eager_limit) leave at once and cost the receiver `overhead` of CPU
+//    when it completes them (SMPI's smpi/or); larger ones (rendezvous) start only once the
+//    receiver has posted its receive (entered that phase) and complete on both sides on arrival;
+//  - network ib: each flow's rate bound is further divided by SimGrid's InfiniBand penalty
+//    (network_ib, after Vienne): a sender with n > 1 flows out pays n Bs (times ys when one of its
+//    receivers has more than 2 flows in); a flow into a receiver with c > 1 flows in pays
+//    (flows from this sender) Be (distinct senders); the larger of the two applies.
+// The plan ends when its last rank does. Deterministic: the same plan and options give the same
+// time, bit for bit.
+#pragma once
+
+#include "ir/comm_matrix.h"
+#include "ir/plan.h"
+#include "ir/topology.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace commfit {
+
+enum class Network { flow, ib };
+
+const char* to_string(Network n);
+std::optional<Network> parse_network(std::string_view name);
+
+// SimGrid's smpi/IB-penalty-factors Be;Bs;ys (its documented example values).
+struct IbFactors {
+  double be = 0.965;
+  double bs = 0.925;
+  double ys = 1.35;
+};
+
+// "Be;Bs;ys" or "Be,Bs,ys"; nullopt when not three positive numbers.
+std::optional<IbFactors> parse_ib_factors(std::string_view text);
+std::string format_ib_factors(const IbFactors& f);
+
+struct NetworkOptions {
+  Network model = Network::flow;
+  double overhead_s = -1;          // per-message CPU cost at each end; < 0: tau / 4
+  Bytes eager_limit = 65536;       // messages below it are sent eagerly (SMPI's async-small-thresh)
+  IbFactors ib;
+};
+
+struct SimResult {
+  double seconds = 0;
+  // False when the plan was too large to simulate within the work limit (kSimulationWork); the
+  // caller then prices it by the analytic estimate (never below the bound).
+  bool simulated = false;
+};
+
+// Work units (flow x resource visits) one simulation may spend before giving up: about a second.
+inline constexpr std::uint64_t kSimulationWork = std::uint64_t{400} << 20;
+
+// tau and bandwidth as in CostOptions (ir/cost_model.h).
+SimResult simulate_plan(const Plan& plan, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
+                        std::uint64_t work_limit = kSimulationWork);
+
+// The overhead the simulation uses: net.overhead_s, or tau / 4 when unset, never above tau / 2.
+double sim_overhead_s(double tau_s, const NetworkOptions& net);
+
+}  // namespace commfit

@@ -1,0 +1,30 @@
+#include "planner/network_options.h"
+
+#include "ir/error.h"
+
+namespace commfit {
+
+std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions& net) {
+  auto flags = std::make_shared<NetworkFlags>();
+  sub->add_option("--network", flags->network,
+                  "Network model plans are priced on: flow (max-min sharing of ports and links) or ib (plus SimGrid's InfiniBand "
+                  "penalties for a node's concurrent flows)")
+      ->check(CLI::IsMember({"flow", "ib"}))
+      ->capture_default_str();
+  flags->ib_option = sub->add_option("--ib-factors", flags->ib_factors,
+                                     "--network ib: penalty factors Be,Bs,ys (SimGrid's smpi/IB-penalty-factors; default 0.965,0.925,1.35)");
+  sub->add_option("--overhead", net.overhead_s, "CPU seconds per message at each end (default: tau / 4; tau = latency + 2 overhead)");
+  sub->add_option("--eager-limit", net.eager_limit, "Messages below BYTES are sent eagerly, larger ones by rendezvous")->capture_default_str();
+  return flags;
+}
+
+void apply_network_flags(const NetworkFlags& flags, NetworkOptions& net) {
+  net.model = *parse_network(flags.network);   // CLI11 checked the name
+  if (flags.ib_option->count() == 0) return;
+  if (net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
+  const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);
+  if (!f) throw UsageError("--ib-factors \"" + flags.ib_factors + "\": expected three positive numbers Be,Bs,ys (e.g. 0.965,0.925,1.35)");
+  net.ib = *f;
+}
+
+}  // namespace commfit

@@ -1,0 +1,49 @@
+// Strategy "bounded" (bounded concurrency; the network model of ir/network_sim.h rewards it):
+// the exact König decomposition (h partial permutations, as direct/optimal), then its phases
+// merged --concurrency k at a time, largest first (passes/group_phases.h). Every rank sends to
+// and receives from at most k ranks per phase: a hot receiver takes its flows in waves of k while
+// the ranks it does not hold up run ahead. k = 1 would be direct/optimal and k >= h the one-phase
+// AC plan; auto plans every k of the table and keeps the one the network model prices lowest.
+#include "passes/decompose_optimal.h"
+#include "passes/group_phases.h"
+#include "planner/strategy_table.h"
+
+namespace commfit {
+namespace {
+
+constexpr NamedEntry kConcurrency[] = {
+    {"2", "bounded concurrency", "at most 2 messages per port per phase"},
+    {"4", "bounded concurrency", "at most 4 messages per port per phase"},
+    {"8", "bounded concurrency", "at most 8 messages per port per phase"},
+    {"16", "bounded concurrency", "at most 16 messages per port per phase"},
+    {"32", "bounded concurrency", "at most 32 messages per port per phase"},
+};
+
+StrategyOutput run_bounded(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
+  const int k = std::stoi(o.concurrency);   // one of kConcurrency (check_choices)
+  StrategyOutput out;
+  out.options["concurrency"] = k;
+  Schedule phases = passes.run(Pass::decompose, [&] { return decompose_optimal(m); });
+  passes.rules.per_port = k;
+  out.schedule = passes.run(Pass::group_phases, [&] { return group_phases(phases, k); });
+  return out;
+}
+
+constexpr OptionEntry kOptions[] = {{StrategyOption::concurrency, kConcurrency}};
+
+}  // namespace
+
+const Strategy& bounded_strategy() {
+  static const Strategy s{
+      .entry = {"bounded", "bounded concurrency (ir/network_sim.h)", "König phases merged k at a time: at most k messages per port per phase"},
+      .options = kOptions,
+      .run = run_bounded,
+      .sweep = StrategyOption::concurrency,
+      .needs_memory_limits = false,
+      .auto_skip = nullptr,
+      .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
+  };
+  return s;
+}
+
+}  // namespace commfit

@@ -1,0 +1,183 @@
+// The network model (ir/network_sim.h): hand-computed times of small plans under both models,
+// the bound of ir/cost_model.h never above any plan's estimate (every strategy and candidate,
+// with and without a topology, both models), determinism, and bounded-concurrency plans
+// (passes/group_phases.h and the verifier's rule "at most k per port per phase").
+#include "ir/cost_model.h"
+#include "ir/network_sim.h"
+#include "passes/decompose_optimal.h"
+#include "passes/group_phases.h"
+#include "passes/lower.h"
+#include "passes/verify.h"
+#include "planner/candidates.h"
+#include "planner/pipeline.h"
+#include "workloads/generators.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+using namespace commfit;
+
+namespace {
+
+// One phase, every message of m posted at once.
+Plan one_phase(const CommMatrix& m) {
+  Schedule s;
+  s.ranks = m.ranks;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i != j) s.transfers.push_back({0, i, j, {i, j, 0, b}});
+  });
+  s.phases = 1;
+  canonicalize(s);
+  return lower(s, m);
+}
+
+// tau = 4 us, o = 1 us, latency 2 us, 1 GB/s: round numbers.
+constexpr double kTau = 4e-6, kBw = 1e9;
+
+double sim(const Plan& plan, Network model, Bytes eager = 65536) {
+  NetworkOptions n;
+  n.model = model;
+  n.eager_limit = eager;
+  const SimResult r = simulate_plan(plan, kTau, kBw, n, Topology());
+  REQUIRE(r.simulated);
+  return r.seconds;
+}
+
+}  // namespace
+
+TEST_CASE("network_sim_prices_single_messages_by_posting_latency_bandwidth_and_receive") {
+  // Eager (1000 B): post 1 us, latency 2 us, 1 us of bytes, receive 1 us.
+  CHECK(sim(one_phase(make_matrix(2, {{0, 1, 1000}})), Network::flow) == doctest::Approx(5e-6));
+  // Rendezvous (100000 B >= eager limit): no receive overhead; 100 us of bytes.
+  CHECK(sim(one_phase(make_matrix(2, {{0, 1, 100000}})), Network::flow) == doctest::Approx(103e-6));
+  // Two senders into one receiver share its port: 2000 B at 1 GB/s after post + latency.
+  CHECK(sim(one_phase(make_matrix(3, {{0, 2, 100000}, {1, 2, 100000}})), Network::flow) == doctest::Approx(203e-6));
+  // One sender, two messages: the second posts 1 us later; the port is shared while both move.
+  // t = 3 us: first starts alone; t = 4 us: second joins, each at 0.5 GB/s; first has 99000 B
+  // left -> finishes at 4 + 99 + ... : total bytes 200000 through one port from t = 3 us: 203 us.
+  CHECK(sim(one_phase(make_matrix(3, {{0, 1, 100000}, {0, 2, 100000}})), Network::flow) == doctest::Approx(203e-6));
+}
+
+TEST_CASE("network_sim_ib_penalises_a_receiver_with_several_senders_as_simgrid_does") {
+  // Three senders into one receiver (rendezvous, 100000 B each). SimGrid network_ib: each flow's
+  // bound is bandwidth / (1 x Be x 3) = 1/2.895 GB/s (its sender has one flow: no out penalty),
+  // and 3 such flows sum to 1.036 GB/s > the port: the port decides, as under the flow model.
+  const Plan three = one_phase(make_matrix(4, {{1, 0, 100000}, {2, 0, 100000}, {3, 0, 100000}}));
+  CHECK(sim(three, Network::ib) == doctest::Approx(sim(three, Network::flow)));
+  CHECK(sim(three, Network::flow) == doctest::Approx(303e-6));
+  // A sender with 3 flows, one of them into a receiver with 3 flows in (> 2): every flow of that
+  // sender is bound by bandwidth / (3 Bs ys); with SimGrid's factors the sender's port runs at
+  // 1 / (0.925 x 1.35) = 0.80 of the bandwidth. Under the flow model it runs at full speed.
+  const CommMatrix hot = make_matrix(6, {{0, 1, 100000}, {0, 2, 100000}, {0, 3, 100000}, {4, 3, 1}, {5, 3, 1}});
+  NetworkOptions ib;
+  ib.model = Network::ib;
+  const double flow_s = sim(one_phase(hot), Network::flow), ib_s = sim(one_phase(hot), Network::ib);
+  CHECK(ib_s > flow_s * 1.1);
+  // A receiver with one flow in and senders with one flow out: no penalty at all.
+  const Plan pair = one_phase(make_matrix(2, {{0, 1, 100000}}));
+  CHECK(sim(pair, Network::ib) == sim(pair, Network::flow));
+}
+
+TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {
+  // Phase 0: 0 -> 1 (100000 B); phase 1: 1 -> 2 (1000 B, eager). Rank 1 starts phase 1 when its
+  // receive of phase 0 is done (103 us), then 5 us: 108 us. Rank 2 is idle in phase 0.
+  const CommMatrix m = make_matrix(3, {{0, 1, 100000}, {1, 2, 1000}});
+  Schedule s;
+  s.ranks = 3;
+  s.phases = 2;
+  s.transfers = {{0, 0, 1, {0, 1, 0, 100000}}, {1, 1, 2, {1, 2, 0, 1000}}};
+  CHECK(sim(lower(s, m), Network::flow) == doctest::Approx(108e-6));
+}
+
+TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
+  std::vector<CommMatrix> ms;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    ms.push_back(gen_random_sparse(24, 0.3, 200000, seed, false));
+    ms.push_back(gen_hot_receiver(24, static_cast<Rank>(seed), 100000, 0.2, seed));
+    ms.push_back(gen_uniform(16, 4, 1024 * seed, seed));
+  }
+  for (const char* topology : {"full", "torus:4x2x2"}) {
+    for (Network model : {Network::flow, Network::ib}) {
+      for (const CommMatrix& m : ms) {
+        if (std::string(topology) != "full" && m.ranks != 16) continue;
+        PlanOptions o;
+        o.topology = Topology::parse(topology);
+        o.cost.network.model = model;
+        const Comparison c = compare_candidates(m, o, false);
+        for (const CandidateRow& r : c.rows) {
+          if (!r.skipped.empty()) continue;
+          CAPTURE(r.name);
+          CAPTURE(topology);
+          CAPTURE(to_string(model));
+          // The row's own bound (relaying plans: the weaker one), never above its estimate.
+          CHECK(r.lower_bound_s > 0);
+          CHECK(r.estimate_s >= r.lower_bound_s * (1 - 1e-9));
+        }
+        // Same plan, same options: the same estimate, bit for bit.
+        PlanOptions a = o;
+        a.strategy = "async";
+        CHECK(make_plan(m, a).manifest.cost.estimate_s == make_plan(m, a).manifest.cost.estimate_s);
+      }
+    }
+  }
+}
+
+TEST_CASE("an_estimate_beyond_the_work_limit_is_analytic_and_above_the_bound") {
+  const CommMatrix m = gen_random_sparse(32, 0.5, 100000, 5, false);
+  PlanOptions o;
+  o.strategy = "async";
+  const Plan plan = make_plan(m, o);
+  const SimResult cut = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology, 10);
+  CHECK(!cut.simulated);
+  CHECK(plan_estimate_s(plan, m, o.cost, o.topology) >= network_lower_bound_s(m, o.cost, o.topology, false) * (1 - 1e-9));
+}
+
+TEST_CASE("group_phases_keeps_at_most_k_per_port_and_the_verifier_holds_it_to_that") {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const CommMatrix m = gen_random_sparse(20, 0.4, 5000, seed, false);
+    const Schedule base = decompose_optimal(m);
+    for (int k : {1, 2, 3, 4, 8, 64}) {
+      CAPTURE(k);
+      const Schedule g = group_phases(base, k);
+      CHECK(g.phases == (base.phases + static_cast<Phase>(k) - 1) / static_cast<Phase>(k));
+      std::map<std::tuple<Phase, Rank, bool>, int> per_port;
+      for (const Transfer& t : g.transfers) {
+        ++per_port[{t.phase, t.from, true}];
+        ++per_port[{t.phase, t.to, false}];
+      }
+      for (const auto& [key, n] : per_port) CHECK(n <= k);
+      VerifyRules rules;
+      rules.contention = Contention::bounded;
+      rules.per_port = k;
+      const Plan plan = lower(g, m);
+      CHECK(verify(plan, m, rules).empty());
+      // The phases are cut largest first: the sum of the groups' largest pieces is the least of
+      // any grouping of k consecutive phases of the size order, e.g. the original order.
+      Bytes sorted_sum = 0, naive_sum = 0;
+      for (Bytes b : phase_max_piece(g)) sorted_sum += b;
+      const std::vector<Bytes> largest = phase_max_piece(base);
+      for (std::size_t i = 0; i < largest.size(); i += static_cast<std::size_t>(k))
+        naive_sum += *std::max_element(largest.begin() + static_cast<std::ptrdiff_t>(i),
+                                       largest.begin() + static_cast<std::ptrdiff_t>(std::min(largest.size(), i + static_cast<std::size_t>(k))));
+      CHECK(sorted_sum <= naive_sum);
+      // One fewer per port is refused when some port uses all k.
+      bool full = false;
+      for (const auto& [key, n] : per_port) full |= n == k;
+      if (full && k > 1) {
+        rules.per_port = k - 1;
+        const auto problems = verify(plan, m, rules);
+        REQUIRE(!problems.empty());
+        CHECK(problems.front().find("rule 4") == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("bounded_plans_are_offered_to_auto_one_per_k") {
+  const CommMatrix m = gen_hot_receiver(16, 0, 100000, 0.3, 3);
+  const auto rows = candidates_for(m, {});
+  int bounded = 0;
+  for (const CandidateRow& r : rows) bounded += r.options.strategy == "bounded";
+  CHECK(bounded == 5);
+}
