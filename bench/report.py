@@ -57,68 +57,96 @@ md = ["# commfit benchmark results", ""]
 
 # --- SMPI ---
 raw_path = os.path.join(out, "smpi_raw.csv")
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return None if n == 0 else (xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2]))
+
+
 if os.path.exists(raw_path):
     groups = OrderedDict()
     for r in csv.DictReader(open(raw_path)):
-        key = (r["platform"], r["pattern"], r["bytes"])
-        g = groups.setdefault(key, {"row": r, "m": OrderedDict(), "notes": []})
+        key = (r.get("network", "flow"), r["platform"], r["pattern"], r["bytes"])
+        g = groups.setdefault(key, {"row": r, "m": OrderedDict(), "est": {}, "notes": []})
         v = fnum(r["sim_s"])
         if v is not None:
             g["m"][r["method"]] = v
+            e = fnum(r.get("estimate_s"))
+            if e is not None:
+                g["est"][r["method"]] = e
         elif r["note"]:
             g["notes"].append("%s: %s" % (r["method"], r["note"]))
         if r["check"] == "WRONG":
             g["notes"].append("%s delivered WRONG data" % r["method"])
     summ = []
-    for (plat, pat, size), g in groups.items():
+    errors = OrderedDict()   # (network, kind) -> [relative error]
+    for (net, plat, pat, size), g in groups.items():
         m = g["m"]
-        auto = next((v for k, v in m.items() if k.startswith("commfit:auto")), None)
         auto_name = next((k for k in m if k.startswith("commfit:auto")), "")
-        direct = next((v for k, v in m.items() if k.startswith("commfit:direct")), None)
-        base = {k: v for k, v in m.items() if k == "AC" or k.startswith("alltoallv:") or k == "neighbor_alltoallv"}
-        best_name = min(base, key=base.get) if base else ""
-        best = base.get(best_name)
-        a2a = {k: v for k, v in base.items() if k.startswith("alltoallv:")}
+        auto = m.get(auto_name)
+        direct = m.get("commfit:direct")
+        ac = m.get("AC")
+        measured = {k: v for k, v in m.items() if not k.startswith("LB_")}
+        best_name = min(measured, key=measured.get) if measured else ""
+        best = measured.get(best_name)
+        bounded = {k: v for k, v in m.items() if k.startswith("commfit:bounded/")}
+        bb_name = min(bounded, key=bounded.get) if bounded else ""
+        a2a = {k: v for k, v in m.items() if k.startswith("alltoallv:")}
         best_a2a_name = min(a2a, key=a2a.get) if a2a else ""
-        dflt = m.get("alltoallv:default")
+        for k, e in g["est"].items():
+            kind = "AC" if k == "AC" else "auto" if k.startswith("commfit:auto") else "phase plans"
+            errors.setdefault((net, kind), []).append(abs(e - m[k]) / m[k])
         summ.append(OrderedDict([
-            ("platform", plat), ("ranks", g["row"]["ranks"]), ("topology", g["row"]["topology"]), ("pattern", pat),
+            ("network", net), ("platform", plat), ("ranks", g["row"]["ranks"]), ("topology", g["row"]["topology"]), ("pattern", pat),
             ("bytes", size), ("messages", g["row"]["messages"]), ("h", g["row"]["h"]),
             ("auto_choice", auto_name.split("(")[-1].rstrip(")") if "(" in auto_name else ""),
-            ("commfit_auto_s", auto), ("commfit_direct_s", direct), ("AC_s", m.get("AC")),
-            ("neighbor_s", m.get("neighbor_alltoallv")), ("alltoallv_default_s", dflt),
+            ("commfit_auto_s", auto), ("auto_estimate_s", g["est"].get(auto_name)), ("commfit_direct_s", direct), ("AC_s", ac),
+            ("AC4_s", m.get("AC/4")), ("AC16_s", m.get("AC/16")),
+            ("best_bounded", bb_name.replace("commfit:", "")), ("best_bounded_s", bounded.get(bb_name)),
+            ("alltoallv_default_s", m.get("alltoallv:default")),
             ("best_alltoallv", best_a2a_name.replace("alltoallv:", "")), ("best_alltoallv_s", a2a.get(best_a2a_name)),
-            ("best_baseline", best_name), ("best_baseline_s", best),
+            ("best_method", best_name), ("best_s", best),
             ("ratio_auto_best", auto / best if auto and best else None),
-            ("speedup_vs_default", dflt / auto if auto and dflt else None),
+            ("speedup_auto_vs_AC", ac / auto if auto and ac else None),
             ("LB_inj_s", m.get("LB_inj")), ("LB_link_s", m.get("LB_link")),
-            ("auto_over_LB_link", auto / m["LB_link"] if auto and m.get("LB_link") else None),
             ("notes", "; ".join(g["notes"]))]))
     with open(os.path.join(out, "smpi_summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(list(summ[0].keys()) if summ else [])
-        for s in summ:
-            w.writerow(["" if v is None else ("%.6g" % v if isinstance(v, float) else v) for v in s.values()])
+        for s_ in summ:
+            w.writerow(["" if v is None else ("%.6g" % v if isinstance(v, float) else v) for v in s_.values()])
     md += ["## Simulated clusters (SMPI)", "",
-           "Times in simulated microseconds (last rank's finish after an aligned start). `ratio` = commfit auto / best "
-           "baseline (≤ 1.00 meets the aim); `vs default` = MPI_Alltoallv default (basic linear) / commfit auto.", "",
-           "| platform | pattern | bytes | msgs | h | auto chose | commfit auto | commfit direct | AC | neighbor | alltoallv default | best alltoallv | best baseline | ratio | vs default | LB_inj | LB_link | notes |",
-           "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
-    for s in summ:
-        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s | %s | %s | %s | %s |" % (
-            s["platform"], s["pattern"], s["bytes"], s["messages"], s["h"], s["auto_choice"], us(s["commfit_auto_s"]),
-            us(s["commfit_direct_s"]), us(s["AC_s"]), us(s["neighbor_s"]), us(s["alltoallv_default_s"]),
-            s["best_alltoallv"], us(s["best_alltoallv_s"]), s["best_baseline"].replace("alltoallv:", "a2av:"),
-            us(s["best_baseline_s"]), rat(s["ratio_auto_best"]), rat(s["speedup_vs_default"]), us(s["LB_inj_s"]),
-            us(s["LB_link_s"]), s["notes"]))
+           "Times in simulated microseconds (last rank's finish after an aligned start), per SimGrid network model. "
+           "`ratio` = commfit auto / best measured method (every method of the row: AC, AC/4, AC/16, the commfit plans, "
+           "the alltoallv algorithms); `vs AC` = AC / auto. `est` = the planner's estimate of auto's plan.", ""]
+    for net in OrderedDict((s_["network"], 1) for s_ in summ):
+        md += ["### network %s" % net, "",
+               "| platform | pattern | bytes | msgs | h | auto chose | auto | est | AC | AC/4 | AC/16 | direct | best bounded | best alltoallv | best | ratio | vs AC | LB_link | notes |",
+               "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---|"]
+        for s_ in summ:
+            if s_["network"] != net:
+                continue
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s | %s | %s | %s |" % (
+                s_["platform"], s_["pattern"], s_["bytes"], s_["messages"], s_["h"], s_["auto_choice"], us(s_["commfit_auto_s"]),
+                us(s_["auto_estimate_s"]), us(s_["AC_s"]), us(s_["AC4_s"]), us(s_["AC16_s"]), us(s_["commfit_direct_s"]),
+                s_["best_bounded"], us(s_["best_bounded_s"]), s_["best_alltoallv"], us(s_["best_alltoallv_s"]),
+                s_["best_method"].replace("alltoallv:", "a2av:").replace("commfit:", ""), us(s_["best_s"]),
+                rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]), s_["notes"]))
+        md.append("")
+    md += ["### Estimate against simulation", "",
+           "|estimate − simulated| / simulated, over every row and method that has an estimate (AC: the async plan's).", "",
+           "| network | plans | n | median | max |", "|---|---|---:|---:|---:|"]
+    for (net, kind), errs in errors.items():
+        md.append("| %s | %s | %d | %.1f %% | %.1f %% |" % (net, kind, len(errs), 100 * median(errs), 100 * max(errs)))
     md.append("")
-    for plat in OrderedDict((s["platform"], 1) for s in summ):
-        rows = [("%s %s B" % (s["pattern"], s["bytes"]), s["ratio_auto_best"]) for s in summ if s["platform"] == plat]
-        bar_svg(os.path.join(out, "smpi_ratio_%s.svg" % plat), "%s: commfit auto / best baseline (simulated time)" % plat, rows)
-        rows = [("%s %s B" % (s["pattern"], s["bytes"]), s["speedup_vs_default"]) for s in summ if s["platform"] == plat]
-        bar_svg(os.path.join(out, "smpi_vs_default_%s.svg" % plat), "%s: MPI_Alltoallv default / commfit auto" % plat,
-                rows, ref=2.0, xlabel="speed-up")
-        md.append("![%s](smpi_ratio_%s.svg) ![%s](smpi_vs_default_%s.svg)" % (plat, plat, plat, plat))
+    for net in OrderedDict((s_["network"], 1) for s_ in summ):
+        for plat in OrderedDict((s_["platform"], 1) for s_ in summ if s_["network"] == net):
+            rows = [("%s %s B" % (s_["pattern"], s_["bytes"]), s_["ratio_auto_best"]) for s_ in summ
+                    if s_["platform"] == plat and s_["network"] == net]
+            bar_svg(os.path.join(out, "smpi_ratio_%s_%s.svg" % (net, plat)), "%s, %s: commfit auto / best measured (simulated time)" % (plat, net), rows)
+            md.append("![%s %s](smpi_ratio_%s_%s.svg)" % (plat, net, net, plat))
     md.append("")
 
 # --- planner speed ---

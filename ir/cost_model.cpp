@@ -1,6 +1,7 @@
 #include "ir/cost_model.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace commfit {
 
@@ -183,8 +184,25 @@ double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& 
   return worst;
 }
 
+namespace {
+
+// The most links a node sends (or receives) on at once: its links of the topology.
+std::int64_t node_links(const Topology& topo) {
+  switch (topo.kind()) {
+    case Topology::Kind::full: return 1;
+    case Topology::Kind::hypercube: return std::max<std::int64_t>(1, topo.dims().front());
+    case Topology::Kind::mesh:
+    case Topology::Kind::torus: return std::max<std::int64_t>(1, 2 * static_cast<std::int64_t>(topo.dims().size()));
+    case Topology::Kind::fattree: return std::max<std::int64_t>(1, topo.fattree_parallel().front());
+  }
+  return 1;
+}
+
+}  // namespace
+
 double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay) {
-  const double o = sim_overhead_s(c.tau_s, c.network), latency = std::max(0.0, c.tau_s - 2 * o);
+  const double o = sim_overhead_s(c.tau_s, c.network);
+  double latency = std::max(0.0, c.tau_s - 2 * o);
   std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0);
   std::vector<Bytes> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
   bool any = false;
@@ -192,16 +210,34 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
     if (i == j || b == 0) return;
     any = true;
     ++fan_out[i];
+    if (topo.kind() != Topology::Kind::full && topo.node_of(i) == topo.node_of(j)) return;   // no link: no port
     out[i] += b;
     in[j] += b;
   });
   if (!any) return 0;
-  Bytes busiest = 0;
-  for (std::size_t r = 0; r < out.size(); ++r) busiest = std::max({busiest, out[r], in[r]});
-  if (relay) return latency + o + static_cast<double>(busiest) / c.bandwidth_Bps;
-  for (Bytes b : link_loads(m, topo)) busiest = std::max(busiest, b);
+  Bytes port = 0;
+  for (std::size_t r = 0; r < out.size(); ++r) port = std::max({port, out[r], in[r]});
+  // A rank's bytes leave and arrive through its port on the crossbar, through its own links on a
+  // topology (a fat tree's host link; 2 per dimension on a torus or mesh, D on a hypercube).
+  double port_s = static_cast<double>(port) / c.bandwidth_Bps;
+  if (topo.kind() != Topology::Kind::full) port_s /= static_cast<double>(node_links(topo));
+  // With per-link latencies, the shortest route's latency (a relay may use any route: none).
+  const bool per_link = c.network.link_latency_s >= 0 && topo.kind() != Topology::Kind::full;
+  if (relay) return (per_link ? 0.0 : latency) + o + port_s;
+  Bytes link = 0;
+  for (Bytes b : link_loads(m, topo)) link = std::max(link, b);
+  if (per_link) {
+    std::size_t hops = std::numeric_limits<std::size_t>::max();
+    std::vector<std::int64_t> route;
+    m.for_each([&](Rank i, Rank j, Bytes b) {
+      if (i == j || b == 0) return;
+      topo.route(i, j, route);
+      hops = std::min(hops, route.size());
+    });
+    latency = c.network.link_latency_s * static_cast<double>(hops);
+  }
   const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());
-  return latency + std::max(static_cast<double>(f) * o, o + static_cast<double>(busiest) / c.bandwidth_Bps);
+  return latency + std::max(static_cast<double>(f) * o, o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
 }
 
 bool plan_relays(const Plan& plan, const CommMatrix& m) {

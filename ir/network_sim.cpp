@@ -162,6 +162,7 @@ class Simulation {
     const std::size_t n = msgs_.size(), p = static_cast<std::size_t>(p_);
     remaining_.assign(n, 0);
     routes_.assign(n, {});
+    moving_.assign(n, 0);
     stamp_.assign(n, 0);
     new_rate_.assign(n, 0);
     finish_version_.assign(n, 0);
@@ -170,6 +171,7 @@ class Simulation {
     posted_at_.assign(n, -1);
     arrived_at_.assign(n, -1);
     bound_.assign(n, bw_);
+    base_bound_.assign(n, bw_);
     out_cursor_.assign(p, 0);
     in_cursor_.assign(p, 0);
     phase_.assign(p, 0);
@@ -263,7 +265,8 @@ class Simulation {
 
   void arrive(std::uint32_t id, double t) {
     const Message& m = msgs_[id];
-    if (!routes_[id].empty()) {   // it had bytes to move: it leaves its resources
+    if (moving_[id]) {   // it had bytes to move: it leaves its resources
+      moving_[id] = 0;
       for (std::int32_t q : routes_[id]) {
         std::erase(res_users_[q], id);
         seeds_.push_back(q);
@@ -287,8 +290,15 @@ class Simulation {
         complete_item(static_cast<Rank>(e.id), t, eager_out_[e.id]);
         break;
       case Ev::start: {
+        // Its latency and its own rate bound (the TCP window over the round trip, as CM02's
+        // TCP-gamma / (2 latency)), then the IB penalties divide that bound.
+        double lat = lat_;
+        if (net_.link_latency_s >= 0 && topo_.kind() != Topology::Kind::full)
+          lat = net_.link_latency_s * static_cast<double>(route_of(e.id).size());
+        base_bound_[e.id] = net_.window_bytes > 0 && lat > 0 ? std::min(bw_, net_.window_bytes / (2 * lat)) : bw_;
+        bound_[e.id] = base_bound_[e.id];
         if (net_.model == Network::ib) ib_add(e.id);
-        push(t + lat_, Ev::bandwidth, e.id);
+        push(t + lat, Ev::bandwidth, e.id);
         break;
       }
       case Ev::bandwidth: {
@@ -297,6 +307,7 @@ class Simulation {
           arrive(e.id, t);
         } else {
           ++active_count_;
+          moving_[e.id] = 1;
           stamp_[e.id] = t;
           rate_[e.id] = 0;
           for (std::int32_t q : route_of(e.id)) res_users_[q].push_back(e.id);
@@ -372,26 +383,29 @@ class Simulation {
     for (std::uint32_t c : up_[u]) {
       const Rank d = msgs_[c].to;
       const double in = in_flows_[d] != 1 ? down_[d][u] * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
-      const double b = bw_ / std::max(in, out);
+      const double b = base_bound_[c] / std::max(in, out);
       if (b != bound_[c]) {
         bound_[c] = b;
-        if (!routes_[c].empty()) seed(c);
+        if (moving_[c]) seed(c);
       }
     }
   }
 
-  // The resources a flow uses, once per flow: its sender's injection port, its receiver's
-  // ejection port, and with a topology the links of its route.
+  // The resources a flow uses, once per flow: on the crossbar its sender's injection port and its
+  // receiver's ejection port; on a topology the links of its route, which start and end at the
+  // nodes themselves (a fat tree's host links; a torus node's links to its neighbours, as in
+  // SimGrid's clusters: a node of a torus can receive on all its links at once).
   const std::vector<std::int32_t>& route_of(std::uint32_t f) {
     std::vector<std::int32_t>& res = routes_[f];
     if (!res.empty()) return res;
     const Message& m = msgs_[f];
-    res.push_back(m.from);
-    res.push_back(p_ + m.to);
-    if (topo_.kind() != Topology::Kind::full) {
-      topo_.route(m.from, m.to, links_);
-      for (std::int64_t l : links_) res.push_back(static_cast<std::int32_t>(2 * static_cast<std::int64_t>(p_) + l));
+    if (topo_.kind() == Topology::Kind::full) {
+      res.push_back(m.from);
+      res.push_back(p_ + m.to);
+      return res;
     }
+    topo_.route(m.from, m.to, links_);
+    for (std::int64_t l : links_) res.push_back(static_cast<std::int32_t>(2 * static_cast<std::int64_t>(p_) + l));
     return res;
   }
 
@@ -400,6 +414,7 @@ class Simulation {
   // connected components of flows and resources; the others keep their rates).
   void seed(std::uint32_t f) {
     for (std::int32_t q : route_of(f)) seeds_.push_back(q);
+    if (routes_[f].empty()) lonely_.push_back(f);   // ranks of one node: no resource, only its bound
     dirty_ = true;
   }
 
@@ -431,7 +446,14 @@ class Simulation {
   void share() {
     dirty_ = false;
     if (!ib_roots_.empty()) ib_refresh();
-    if (!component()) return;
+    component();
+    for (std::uint32_t f : lonely_)
+      if (moving_[f] && flow_seen_[f] != res_epoch_) {
+        flow_seen_[f] = res_epoch_;
+        comp_.push_back(f);
+      }
+    lonely_.clear();
+    if (comp_.empty()) return;
     const std::size_t nres = static_cast<std::size_t>(resources_);
     if (cap_.size() != nres) {
       cap_.assign(nres, 0);
@@ -528,7 +550,7 @@ class Simulation {
   Rank p_ = 0;
   std::vector<Message> msgs_;
   std::vector<RankLists> lists_;
-  std::vector<double> remaining_, rate_, posted_at_, arrived_at_, bound_;
+  std::vector<double> remaining_, rate_, posted_at_, arrived_at_, bound_, base_bound_;
   std::vector<std::size_t> out_cursor_, in_cursor_, pending_, eager_out_;
   std::vector<Phase> phase_;
   std::vector<bool> in_phase_;
@@ -562,6 +584,8 @@ class Simulation {
   std::vector<std::vector<std::int32_t>> routes_;
   std::vector<std::vector<std::uint32_t>> res_users_;   // active flows of each resource
   std::vector<std::int32_t> seeds_;
+  std::vector<std::uint32_t> lonely_;    // moving flows that use no resource
+  std::vector<std::uint8_t> moving_;     // between the end of its latency and its arrival
   std::vector<std::uint32_t> comp_;
   std::vector<std::uint64_t> res_seen_, flow_seen_;
   std::uint64_t res_epoch_ = 0;

@@ -12,6 +12,8 @@
 //  - eager messages (bytes < eager_limit) leave at once and cost the receiver `overhead` of CPU
 //    when it completes them (SMPI's smpi/or); larger ones (rendezvous) start only once the
 //    receiver has posted its receive (entered that phase) and complete on both sides on arrival;
+//  - with link_latency_s, a route's latency is its links times it; with window_bytes, a flow's
+//    rate is at most window / (2 latency), SimGrid's TCP-gamma bound;
 //  - network ib: each flow's rate bound is further divided by SimGrid's InfiniBand penalty
 //    (network_ib, after Vienne): a sender with n > 1 flows out pays n Bs (times ys when one of its
 //    receivers has more than 2 flows in); a flow into a receiver with c > 1 flows in pays
@@ -51,6 +53,12 @@ struct NetworkOptions {
   double overhead_s = -1;          // per-message CPU cost at each end; < 0: tau / 4
   Bytes eager_limit = 65536;       // messages below it are sent eagerly (SMPI's async-small-thresh)
   IbFactors ib;
+  // With a topology: a route's latency is its links x link_latency_s (< 0: every route's is
+  // tau - 2 overhead).
+  double link_latency_s = -1;
+  // A flow's rate is at most window_bytes / (2 x its route's latency) (SimGrid CM02's TCP-gamma
+  // bound; the ib penalties divide it); 0: no such bound.
+  double window_bytes = 0;
 };
 
 struct SimResult {

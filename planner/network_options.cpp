@@ -15,6 +15,10 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
                                      "--network ib: penalty factors Be,Bs,ys (SimGrid's smpi/IB-penalty-factors; default 0.965,0.925,1.35)");
   sub->add_option("--overhead", net.overhead_s, "CPU seconds per message at each end (default: tau / 4; tau = latency + 2 overhead)");
   sub->add_option("--eager-limit", net.eager_limit, "Messages below BYTES are sent eagerly, larger ones by rendezvous")->capture_default_str();
+  sub->add_option("--link-latency", net.link_latency_s, "With --topology: seconds per link of a route (default: every route costs tau - 2 overhead)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--window", net.window_bytes, "A flow's rate is at most BYTES / (2 x its route's latency), SimGrid's TCP-gamma (default: no bound)")
+      ->check(CLI::NonNegativeNumber);
   return flags;
 }
 

@@ -97,6 +97,8 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   mf.options["overhead_s"] = sim_overhead_s(o.cost.tau_s, o.cost.network);
   mf.options["eager_limit"] = o.cost.network.eager_limit;
   if (o.cost.network.model == Network::ib) mf.options["ib_factors"] = format_ib_factors(o.cost.network.ib);
+  if (o.cost.network.link_latency_s >= 0) mf.options["link_latency_s"] = o.cost.network.link_latency_s;
+  if (o.cost.network.window_bytes > 0) mf.options["window_bytes"] = o.cost.network.window_bytes;
   bool simulated = false;
   mf.cost.estimate_s = plan_estimate_s(plan, m, o.cost, o.topology, &simulated);
   if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";

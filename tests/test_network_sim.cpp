@@ -79,6 +79,28 @@ TEST_CASE("network_sim_ib_penalises_a_receiver_with_several_senders_as_simgrid_d
   CHECK(sim(pair, Network::ib) == sim(pair, Network::flow));
 }
 
+TEST_CASE("network_sim_per_link_latency_and_window_bound") {
+  // torus:4 (a ring of 4): 0 -> 1 is one link, 0 -> 2 two. 1 us per link; a window of 2000 B
+  // bounds a flow at 2000 / (2 x latency): 1 GB/s over one link (the bandwidth), 0.5 GB/s over two.
+  const Topology ring = Topology::parse("torus:4");
+  NetworkOptions n;
+  n.link_latency_s = 1e-6;
+  n.window_bytes = 2000;
+  auto time = [&](const CommMatrix& m) {
+    const SimResult r = simulate_plan(one_phase(m), kTau, kBw, n, ring);
+    REQUIRE(r.simulated);
+    return r.seconds;
+  };
+  // Post 1 us, latency 1 us, 100 us of bytes (rendezvous: no receive overhead).
+  CHECK(time(make_matrix(4, {{0, 1, 100000}})) == doctest::Approx(102e-6));
+  // Post 1 us, latency 2 us, 200 us of bytes at the window's 0.5 GB/s.
+  CHECK(time(make_matrix(4, {{0, 2, 100000}})) == doctest::Approx(203e-6));
+  // The bound uses the shortest route's latency; never above the simulation.
+  CostOptions c{.tau_s = kTau, .bandwidth_Bps = kBw, .network = n};
+  const CommMatrix m = make_matrix(4, {{0, 1, 100000}, {0, 2, 100000}, {3, 2, 5000}});
+  CHECK(network_lower_bound_s(m, c, ring, false) <= time(m));
+}
+
 TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {
   // Phase 0: 0 -> 1 (100000 B); phase 1: 1 -> 2 (1000 B, eager). Rank 1 starts phase 1 when its
   // receive of phase 0 is done (103 us), then 5 us: 108 us. Rank 2 is idle in phase 0.
@@ -97,13 +119,18 @@ TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
     ms.push_back(gen_hot_receiver(24, static_cast<Rank>(seed), 100000, 0.2, seed));
     ms.push_back(gen_uniform(16, 4, 1024 * seed, seed));
   }
-  for (const char* topology : {"full", "torus:4x2x2"}) {
+  for (const char* topology : {"full", "torus:4x2x2", "torus:4x2x2 per link"}) {
     for (Network model : {Network::flow, Network::ib}) {
       for (const CommMatrix& m : ms) {
-        if (std::string(topology) != "full" && m.ranks != 16) continue;
+        const std::string spec = std::string(topology).substr(0, std::string(topology).find(' '));
+        if (spec != "full" && m.ranks != 16) continue;
         PlanOptions o;
-        o.topology = Topology::parse(topology);
+        o.topology = Topology::parse(spec);
         o.cost.network.model = model;
+        if (spec != topology) {   // SimGrid's per-link latency and TCP window
+          o.cost.network.link_latency_s = 2.5e-7;
+          o.cost.network.window_bytes = 25000;
+        }
         const Comparison c = compare_candidates(m, o, false);
         for (const CandidateRow& r : c.rows) {
           if (!r.skipped.empty()) continue;

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The SMPI sweep (docs/PERFORMANCE.md "Simulated clusters"): for every platform x pattern, plan with
-`commfit plan --strategy auto` (and `direct`) on the matching --topology, then run the SMPI driver:
-once with AC, the commfit plans and MPI_Alltoallv's default algorithm
-(plus the lower bounds), then once per other alltoallv algorithm. Writes OUT/smpi_raw.csv (one line
-per method run) and OUT/smpi_summary.csv.
+"""The SMPI sweep (docs/PERFORMANCE.md "Simulated clusters"): for every network model x platform x
+pattern, plan with `commfit plan --network MODEL` on the matching --topology (auto, direct and
+bounded/k for every k auto considers, and async for the estimate of AC), then run the SMPI driver
+under the same SimGrid model: once with AC, AC throttled to 4 and 16 outstanding requests and the
+commfit plans (plus the lower bounds), then once per alltoallv algorithm. Writes OUT/smpi_raw.csv:
+one line per method run, with the planner's estimate beside the simulated time.
 
    run.py --out DIR --build BUILD --driver SMPI_DRIVER --set quick|full|smoke [--timeout S]
+          [--networks flow,ib] [--platforms NAME...]
 
 MPI_Neighbor_alltoallv is not run: SimGrid 3.32 aborts with "Not yet implemented" in
 MPI_Dist_graph_create_adjacent and MPI_Neighbor_alltoallv. Every SimGrid option is in SMPI_CFG below; docs/PERFORMANCE.md explains each.
@@ -22,9 +24,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-# The planner's cost model for these platforms: tau = 2 us (1 us of route latency on a fat tree +
-# 0.5 us send and 0.5 us receive overhead), bandwidth = one link, 12.5 GB/s.
-PLAN_COST = ["--tau", "2e-6", "--bandwidth", "1.25e10"]
+# The planner's network model for these platforms: tau = 2 us (1 us of route latency on a fat tree +
+# 0.5 us send and 0.5 us receive overhead), bandwidth = one link, 12.5 GB/s, 0.25 us per link of a
+# route (platforms.py); under IB also SimGrid's TCP window (NETWORK_CFG).
+PLAN_COST = ["--tau", "2e-6", "--bandwidth", "1.25e10", "--link-latency", "2.5e-7"]
+PLAN_NETWORK = {"flow": ["--network", "flow"], "ib": ["--network", "ib", "--window", "25000"]}
 
 SMPI_CFG = [
     "--cfg=smpi/lat-factor:0:1",            # no calibration factors: the platform's latency ...
@@ -41,39 +45,53 @@ SMPI_CFG = [
     "--log=root.thres:critical",
 ]
 
-# Alltoallv algorithms of SMPI 3.32. Every one of them runs at 64 ranks (ALGS_ALL); at 256 ranks
-# only the three distinct implementations run: the others are the same code at these sizes
-# (docs/SMPI.md, checked by the 64-rank rows): ompi = pair (p <= 256), mpich = bruck,
-# mvapich2 = ring = pair (p a power of two), impi = basic linear + a one-time setup, default =
-# ompi_basic_linear. At 1024 ranks only the default runs, on one pattern: each alltoallv sends
+# The two network models (docs/SMPI.md): SimGrid's default flow model (max-min sharing), and its
+# InfiniBand model (network_ib: Vienne's penalties for a node's concurrent flows) with SimGrid's
+# example factors and a TCP window bound of one link's bandwidth over a 1 us route (with the
+# default TCP-gamma the bound is ~100x a link and the penalties never bite).
+NETWORK_CFG = {
+    "flow": [],
+    "ib": ["--cfg=network/model:IB", "--cfg=smpi/IB-penalty-factors:0.965;0.925;1.35", "--cfg=network/TCP-gamma:25000"],
+}
+
+# The plans: auto, and the candidates the network model rewards (direct, bounded/k); async is
+# planned for its estimate only (the driver's AC is the same exchange: same simulated time).
+BOUNDED = ["2", "4", "8", "16", "32"]
+PLANS = [("auto", ["--strategy", "auto"]), ("direct", ["--strategy", "direct"])] + \
+        [("bounded/" + k, ["--strategy", "bounded", "--concurrency", k]) for k in BOUNDED] + \
+        [("async", ["--strategy", "async"])]
+
+# Alltoallv algorithms of SMPI 3.32. Only the distinct implementations run (docs/SMPI.md: ompi =
+# pair at p <= 256, mpich = bruck, mvapich2 = ring = pair when p is a power of two, impi = basic
+# linear + a one-time setup, default = ompi_basic_linear; session 3 checked every name at 64
+# ranks, ALGS_ALL). At 1024 ranks only the default runs, on one pattern: each alltoallv sends
 # p - 1 = 1023 messages per rank, zero-byte ones included (10^6 simulated messages, 14 minutes of
-# wall time per run here). fattree-4096 runs AC and commfit only (uniform d = 16, 1 KiB).
+# wall time per run here).
 ALGS_ALL = ["default", "ompi", "mpich", "mvapich2", "impi", "pair", "ring", "bruck", "ompi_basic_linear"]
 ALGS_DISTINCT = ["default", "pair", "bruck"]
 
 SMALL, MEDIUM, LARGE = 1024, 16384, 262144
+HOT = [("moe", MEDIUM), ("moe", LARGE), ("samplesort", LARGE)]   # hot receivers
 LONG_TIMEOUT = 1800   # seconds of wall time for an MPI_Alltoallv at 1024 ranks and any 4096-rank run
 
 
 def plan_of(which):
     """[(platform, [(kind, bytes)], [alltoallv algorithms])] of a set."""
     if which == "smoke":
-        return [("fattree-16", [("uniform4", SMALL), ("stencil27", MEDIUM)], ["default", "pair"])]
+        return [("fattree-16", [("uniform4", SMALL), ("moe", LARGE)], ["default", "pair"])]
     if which == "quick":
-        pats = [("uniform4", SMALL), ("stencil27", MEDIUM), ("moe", MEDIUM)]
-        return [("fattree-64", pats, ["default", "pair"]), ("torus-64", pats, ["default", "pair"])]
-    # The full set is what fits in about 30 minutes of this (shared, 2-core) machine.
-    big = [("uniform4", SMALL), ("uniform16", MEDIUM), ("stencil27", MEDIUM), ("moe", MEDIUM)]
-    few = [("uniform4", SMALL), ("stencil27", MEDIUM)]
-    at1024 = [("uniform16", SMALL), ("stencil27", MEDIUM)]
-    return [("fattree-64", [("uniform4", SMALL), ("stencil27", MEDIUM)], ALGS_ALL),
-            ("torus-64", [("uniform16", LARGE), ("moe", LARGE)], ALGS_DISTINCT),   # the large messages
-            ("fattree-256", big, ALGS_DISTINCT), ("torus-256", few, ALGS_DISTINCT),
-            ("tapered-256", few, ["default", "pair"]), ("dragonfly-256", few, ["default", "pair"]),
-            # The one MPI_Alltoallv at 1024 ranks: the default on uniform d = 16 (10^6 simulated
-            # messages: 863 s of wall time here, so its run gets LONG_TIMEOUT).
-            ("fattree-1024", at1024[:1], ["default"]), ("fattree-1024", at1024[1:], []), ("tapered-1024", at1024[:1], []), ("torus-1024", at1024[:1], []),
-            ("dragonfly-1024", at1024[:1], []), ("fattree-4096", at1024[:1], [])]
+        pats = [("uniform4", SMALL), ("stencil27", MEDIUM), ("moe", LARGE)]
+        return [("fattree-64", pats, ["default", "pair"]), ("torus-64", pats[1:], ["default"])]
+    # The full set: every row under both models (about an hour of this shared 2-core machine).
+    # Hot receivers (MoE dispatch, a skewed sample sort) and 256 KiB rows at 64 and 256 ranks; at
+    # 1024 ranks AC and the commfit plans on three rows (MPI_Alltoallv there: p - 1 messages per
+    # rank, 14 minutes of wall time per run, so only the default on one row).
+    few = [("uniform4", SMALL), ("stencil27", MEDIUM), ("moe", LARGE)]
+    return [("fattree-64", [("uniform4", SMALL), ("stencil27", MEDIUM), ("uniform16", LARGE)] + HOT, ALGS_DISTINCT),
+            ("torus-64", [("stencil27", MEDIUM), ("uniform16", LARGE)] + HOT, ["default", "pair"]),
+            ("fattree-256", [("uniform4", SMALL), ("uniform16", MEDIUM), ("stencil27", MEDIUM)] + HOT, ["default", "pair"]),
+            ("torus-256", few, ["default"]), ("tapered-256", few, ["default"]), ("dragonfly-256", few, ["default"]),
+            ("fattree-1024", [("uniform16", SMALL)], ["default"]), ("fattree-1024", [("stencil27", MEDIUM), ("moe", MEDIUM)], [])]
 
 
 def run(cmd, timeout, log):
@@ -99,6 +117,7 @@ def main():
     ap.add_argument("--set", choices=["smoke", "quick", "full"], default="quick")
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--platforms", nargs="*")
+    ap.add_argument("--networks", default="flow,ib", help="network models to run, comma-separated (flow, ib)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     work = os.path.join(a.out, "smpi_work")
@@ -117,77 +136,84 @@ def main():
     log = open(os.path.join(a.out, "smpi.log"), "w")
     raw = open(raw_path, "w", newline="")
     w = csv.writer(raw)
-    w.writerow(["platform", "ranks", "topology", "pattern", "bytes", "messages", "h", "method", "sim_s", "check", "wall_s", "note"])
+    w.writerow(["network", "platform", "ranks", "topology", "pattern", "bytes", "messages", "h", "method", "sim_s", "estimate_s",
+                "check", "wall_s", "note"])
     failures = 0
-    for plat, pats, algs in sweep:
-        p = int(plat.rsplit("-", 1)[1])
-        xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
-        for kind, size in pats:
-            tag = "%s-%s-%d" % (plat, kind, size)
-            mat = os.path.join(work, "%s-%d-%d.json" % (kind, p, size))
-            if not os.path.exists(mat):
-                subprocess.run([gen, kind, str(p), str(size), mat], check=True)
-            st = subprocess.run([commfit, "stats", mat], stdout=subprocess.PIPE, text=True).stdout
-            msgs = re.search(r"messages\D*(\d+)", st)
-            hh = re.search(r"\bh\D*(\d+)", st)
-            msgs = msgs.group(1) if msgs else ""
-            hh = hh.group(1) if hh else ""
-            plans = []
-            for strat in ("auto", "direct"):
-                pl = os.path.join(work, "%s-%s.cfp" % (tag, strat))
-                rc, pout, _ = run([commfit, "plan", mat, "--strategy", strat, "--topology", topo[plat]] + PLAN_COST +
-                                  ["-o", pl], 600, log)
-                if rc != 0:
-                    w.writerow([plat, p, topo[plat], kind, size, msgs, hh, "commfit:" + strat, "", "", "", "plan failed"])
-                    failures += 1
-                    continue
-                chosen = re.search(r"auto chose (\S+)", pout)
-                plans.append(("%s(%s)" % (strat, chosen.group(1)) if chosen else strat, pl))
-            base = ["smpirun", "-np", str(p), "-platform", xml, "-hostfile", hosts, "-no-privatize"] + SMPI_CFG
-            if not algs:
-                w.writerow([plat, p, topo[plat], kind, size, msgs, hh, "alltoallv:*", "", "", "",
-                            "not run at %d ranks: p-1 messages per rank (see run.py)" % p])
-            # First AC and the commfit plans (and the bounds), then one run per alltoallv algorithm:
-            # a baseline that times out does not lose the others.
-            for k, alg in enumerate([None] + algs):
-                methods = "alltoallv" if k > 0 else "ac,exec"
-                cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
-                    a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
-                if k == 0:
-                    cmd += ["--lb"]
-                    for name, pl in plans:
-                        cmd += ["--plan", name + "=" + pl]
-                # An alltoallv at 1024 ranks, and anything at 4096 (AC and commfit: 337 s), get
-                # LONG_TIMEOUT.
-                timeout = max(a.timeout, LONG_TIMEOUT) if (alg and p >= 1024) or p >= 4096 else a.timeout
-                rc, dout, wall = run(cmd, timeout, log)
-                got = 0
-                for line in dout.splitlines():
-                    f = line.split(",")
-                    if len(f) < 4 or f[0] != tag:
+    for net in a.networks.split(","):
+        if net not in NETWORK_CFG:
+            sys.exit("run.py: unknown network %s (known: %s)" % (net, ", ".join(NETWORK_CFG)))
+        for plat, pats, algs in sweep:
+            p = int(plat.rsplit("-", 1)[1])
+            xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
+            for kind, size in pats:
+                tag = "%s-%s-%s-%d" % (net, plat, kind, size)
+                mat = os.path.join(work, "%s-%d-%d.json" % (kind, p, size))
+                if not os.path.exists(mat):
+                    subprocess.run([gen, kind, str(p), str(size), mat], check=True)
+                st = subprocess.run([commfit, "stats", mat], stdout=subprocess.PIPE, text=True).stdout
+                msgs = re.search(r"messages\D*(\d+)", st)
+                hh = re.search(r"\bh\D*(\d+)", st)
+                msgs = msgs.group(1) if msgs else ""
+                hh = hh.group(1) if hh else ""
+                row = lambda method, sim="", est="", check="", wall="", note="": w.writerow(
+                    [net, plat, p, topo[plat], kind, size, msgs, hh, method, sim, est, check, wall, note])
+                plans, estimate = [], {}
+                for name, args in PLANS:
+                    pl = os.path.join(work, "%s-%s.cfp" % (tag, name.replace("/", "")))
+                    rc, pout, _ = run([commfit, "plan", mat, "--topology", topo[plat]] + PLAN_NETWORK[net] + args + PLAN_COST +
+                                      ["-o", pl], 900, log)
+                    if rc != 0:
+                        row("commfit:" + name, note="plan failed")
+                        failures += 1
                         continue
-                    got += 1
-                    if f[1] == "lb":
-                        w.writerow([plat, p, topo[plat], kind, size, msgs, hh, "LB_inj", f[2], "", "", ""])
-                        w.writerow([plat, p, topo[plat], kind, size, msgs, hh, "LB_link", f[3], "", "", ""])
-                    else:
+                    est = re.search(r"estimate (\S+) s", pout)
+                    estimate[name] = est.group(1) if est else ""
+                    chosen = re.search(r"auto chose (\S+)", pout)
+                    if name != "async":
+                        plans.append(("%s(%s)" % (name, chosen.group(1)) if chosen else name, pl, estimate[name]))
+                base = ["smpirun", "-np", str(p), "-platform", xml, "-hostfile", hosts, "-no-privatize"] + SMPI_CFG + NETWORK_CFG[net]
+                if not algs:
+                    row("alltoallv:*", note="not run at %d ranks: p-1 messages per rank (see run.py)" % p)
+                # First AC (plain and throttled) and the commfit plans (and the bounds), then one run
+                # per alltoallv algorithm: a baseline that times out does not lose the others.
+                for k, alg in enumerate([None] + algs):
+                    methods = "alltoallv" if k > 0 else "ac,ac4,ac16,exec"
+                    cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
+                        a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
+                    if k == 0:
+                        cmd += ["--lb"]
+                        for name, pl, _ in plans:
+                            cmd += ["--plan", name + "=" + pl]
+                    # An alltoallv at 1024 ranks, and anything at 4096 (AC and commfit: 337 s), get
+                    # LONG_TIMEOUT.
+                    timeout = max(a.timeout, LONG_TIMEOUT) if (alg and p >= 1024) or p >= 4096 else a.timeout
+                    rc, dout, wall = run(cmd, timeout, log)
+                    got = 0
+                    for line in dout.splitlines():
+                        f = line.split(",")
+                        if len(f) < 4 or f[0] != tag:
+                            continue
+                        got += 1
+                        if f[1] == "lb":
+                            row("LB_inj", f[2])
+                            row("LB_link", f[3])
+                            continue
                         late = float(f[2]) < 0   # a rank reached the aligned start late: no time
-                        w.writerow([plat, p, topo[plat], kind, size, msgs, hh, f[1], "" if late else f[2], f[3], "%.1f" % wall,
-                                    "start not aligned" if late else ""])
+                        est = estimate.get("async", "") if f[1] == "AC" else next((e for n, _, e in plans if "commfit:" + n == f[1]), "")
+                        row(f[1], "" if late else f[2], est, f[3], "%.1f" % wall, "start not aligned" if late else "")
                         if f[3] == "WRONG":
                             failures += 1
-                if rc is None and a.set == "smoke":
-                    failures += 1
-                if rc == 0 and got == 0:
-                    failures += 1
-                if rc is None:
-                    w.writerow([plat, p, topo[plat], kind, size, msgs, hh, "alltoallv:" + alg if alg else methods, "", "",
-                                "%.1f" % wall, "timeout after %ds" % timeout])
-                elif rc != 0:
-                    failures += 1
-                    w.writerow([plat, p, topo[plat], kind, size, msgs, hh, methods, "", "", "%.1f" % wall, "driver exit %d" % rc])
-                raw.flush()
-                print("%-40s %-18s %6.1fs rc=%s" % (tag, alg, wall, rc), flush=True)
+                    if rc is None and a.set == "smoke":
+                        failures += 1
+                    if rc == 0 and got == 0:
+                        failures += 1
+                    if rc is None:
+                        row("alltoallv:" + alg if alg else methods, wall="%.1f" % wall, note="timeout after %ds" % timeout)
+                    elif rc != 0:
+                        failures += 1
+                        row(methods, wall="%.1f" % wall, note="driver exit %d" % rc)
+                    raw.flush()
+                    print("%-44s %-18s %6.1fs rc=%s" % (tag, alg, wall, rc), flush=True)
     raw.close()
     log.close()
     sys.exit(1 if failures else 0)

@@ -8,7 +8,8 @@
 // routes: LB_inj (max over ranks of bytes sent or received / the host link's bandwidth) and
 // LB_link (the most loaded directed link's bytes / its bandwidth, over Host::route_to).
 //
-//   smpirun ... smpi_driver --matrix M.json [--plan NAME=PLAN]... [--methods ac,alltoallv,exec,neighbor]
+//   smpirun ... smpi_driver --matrix M.json [--plan NAME=PLAN]... [--methods ac,acN,alltoallv,exec,neighbor]
+//   (acN: AC with at most N requests outstanding per rank, e.g. ac4, ac16)
 //           [--alg LABEL] [--label TEXT] [--lb] [--check-limit BYTES]
 //
 // Prints one CSV line per method: label,method,sim_s,check (check = ok | WRONG | skipped), and
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -70,17 +72,27 @@ inline unsigned char pattern_byte(int src, int dst, std::int64_t k) {
 
 // Sleeps (in simulated time) until a common instant after a barrier and returns it, with `late`
 // set on a rank that got there after that instant (then the margin was too small).
+void sleep_until(double instant) {
+  const double wait = instant - MPI_Wtime();
+  if (wait <= 0) return;
+  timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - static_cast<double>(static_cast<time_t>(wait))) * 1e9)};
+  nanosleep(&ts, nullptr);
+}
+
+// Simulated seconds every rank waits after a timed run before the collective that gathers the
+// finish times: that collective's messages would otherwise travel while the slowest ranks still
+// receive, and under network/model:IB every active message into a node (even 16 bytes) divides
+// the rate of every other flow into it (a rank-0 hot spot took 4.8x longer). Sleeping costs no
+// wall time; a run longer than this is reported as such ("quiet tail too short").
+constexpr double kQuietTail = 100.0;
+
 double aligned_start(MPI_Comm comm, bool& late) {
   MPI_Barrier(comm);
   double now = MPI_Wtime(), latest = 0;
   MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, comm);
   const double start = latest + 1e-2;   // the linear default collectives spread ranks by ~p * 0.5 us
-  const double wait = start - MPI_Wtime();
-  late = wait < 0;
-  if (wait > 0) {
-    timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - static_cast<double>(static_cast<time_t>(wait))) * 1e9)};
-    nanosleep(&ts, nullptr);
-  }
+  late = start < MPI_Wtime();
+  sleep_until(start);
   return start;
 }
 
@@ -205,11 +217,19 @@ int main(int argc, char** argv) {
   std::vector<commfit::exec::Executor> executors;
   executors.reserve(a.plans.size());
   commfit::exec::AllAtOnce ac(MPI_COMM_WORLD);
+  std::deque<commfit::exec::AllAtOnce> throttled;
   MPI_Comm graph = MPI_COMM_NULL;
   std::vector<int> nsrc, nsc, nsd, ndst, nrc, nrd;
   for (const std::string& name : a.methods) {
     if (name == "ac") {
       methods.emplace_back("AC", [&] { ac.execute(sb, sc.data(), sd.data(), rb, rc.data(), rd.data()); });
+    } else if (name.size() > 2 && name.rfind("ac", 0) == 0 && name.find_first_not_of("0123456789", 2) == std::string::npos) {
+      // acN: AC with at most N requests outstanding per rank (the executor's max_outstanding).
+      throttled.emplace_back(MPI_COMM_WORLD, std::stoi(name.substr(2)));
+      commfit::exec::AllAtOnce* t = &throttled.back();
+      methods.emplace_back("AC/" + name.substr(2), [t, &sb, &rb, &sc, &sd, &rc, &rd] {
+        t->execute(sb, sc.data(), sd.data(), rb, rc.data(), rd.data());
+      });
     } else if (name == "alltoallv") {
       methods.emplace_back("alltoallv:" + a.alg, [&] {
         MPI_Alltoallv(sb, sc.data(), sd.data(), MPI_BYTE, rb, rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD);
@@ -263,6 +283,11 @@ int main(int argc, char** argv) {
     const double start = aligned_start(MPI_COMM_WORLD, late);
     run();
     double end[2] = {MPI_Wtime(), late ? 1.0 : 0.0}, last[2] = {0, 0};
+    if (end[0] > start + kQuietTail) {
+      std::fprintf(stderr, "smpi_driver: %s ran longer than the quiet tail (%g s)\n", name.c_str(), kQuietTail);
+      end[1] = 1.0;
+    }
+    sleep_until(start + kQuietTail);
     MPI_Reduce(end, last, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     int bad = 0, wrong = 0;
     if (check)
