@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates every table and plot of docs/PERFORMANCE.md "Benchmarks at scale":
-#   1. the SMPI sweep (bench/smpi/run.py): commfit auto/direct plans, AC, MPI_Neighbor_alltoallv
-#      and every SMPI MPI_Alltoallv algorithm on simulated fat trees, tori and dragonflies;
+#   1. the SMPI sweep (bench/smpi/run.py), under SimGrid's flow and InfiniBand models: commfit's
+#      auto, direct and bounded/k plans with their estimates, AC (also throttled to 4 and 16
+#      outstanding requests) and SMPI's MPI_Alltoallv algorithms on simulated fat trees, tori and
+#      dragonflies;
 #   2. planner speed against Boost edge_coloring (bench/planner_speed);
 #   3. real MPI on this machine: bench_exec under Open MPI, -np 8.
 # Writes DIR/{smpi_raw,smpi_summary,planner_speed,bench_exec}.csv, DIR/*.svg and DIR/summary.md.

@@ -88,6 +88,7 @@ class Simulation {
   }
 
   SimResult run() {
+    if (msgs_.size() > kSimulationMessages) return {0, false};
     for (Rank r = 0; r < p_; ++r) enter_next_phase(r, 0.0);
     drain_ready();
     while (!events_.empty() || active_count_ > 0) {
@@ -122,6 +123,7 @@ class Simulation {
         events_.pop();
         now_ = std::max(now_, e.t);
         handle(e, now_);
+        work_ += 16;
       }
       drain_ready();
     }
