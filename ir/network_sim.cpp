@@ -1,5 +1,7 @@
 #include "ir/network_sim.h"
 
+#include "ir/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -101,7 +103,6 @@ class Simulation {
       // late by less than the window, never early (the estimate stays above the exact one).
       const double horizon = first + window_ + 1e-15 + 1e-12 * first;
       now_ = first;
-      if (!finishes_.empty() && finishes_.top().t <= horizon) now_ = std::max(now_, finishes_.top().t);
       // Flows done, in id order, then the events of this instant.
       done_.clear();
       while (!finishes_.empty() && finishes_.top().t <= horizon) {
@@ -128,7 +129,7 @@ class Simulation {
       drain_ready();
     }
     for (Rank r = 0; r < p_; ++r)
-      if (in_phase_[r]) throw std::logic_error("simulate_plan: rank " + std::to_string(r) + " never finishes phase " + std::to_string(phase_[r]));
+      if (in_phase_[r]) internal_error("simulate_plan", "rank " + std::to_string(r) + " never finishes phase " + std::to_string(phase_[r]));
     double end = 0;
     for (double f : finish_) end = std::max(end, f);
     return {end, true};
