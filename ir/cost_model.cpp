@@ -56,26 +56,16 @@ std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo) {
 
 namespace {
 
-struct Msg {
-  Phase phase;
-  Rank from, to;
-  Bytes bytes;
-};
+using Msg = PlanMessage;
 
-// The messages of a plan (per-pair totals of the send steps of one phase), in phase order.
-std::vector<Msg> plan_messages(const Plan& plan) {
-  std::vector<Msg> msgs;
-  for (const RankSchedule& r : plan.ranks)
-    for (const Step& s : r.steps) {
-      if (s.op != Op::send) continue;
-      if (!msgs.empty() && msgs.back().phase == s.phase && msgs.back().from == r.rank && msgs.back().to == s.peer) msgs.back().bytes += s.bytes;
-      else msgs.push_back({s.phase, r.rank, s.peer, s.bytes});
-    }
+// The messages of a plan (ir/network_sim.h), in phase order.
+std::vector<Msg> messages_by_phase(const Plan& plan) {
+  std::vector<Msg> msgs = plan_messages(plan);
   std::stable_sort(msgs.begin(), msgs.end(), [](const Msg& a, const Msg& b) { return a.phase < b.phase; });
   return msgs;
 }
 
-// Per message (in plan_messages order), the bytes on the most loaded link of its route in its
+// Per message (in messages_by_phase order), the bytes on the most loaded link of its route in its
 // phase; per phase, the most loaded link. Both empty for the full crossbar.
 struct LinkShare {
   std::vector<Bytes> message, phase;
@@ -114,7 +104,7 @@ LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topol
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
   std::vector<Bytes> largest = phase_max_message(plan);
   if (topo.kind() != Topology::Kind::full) {
-    const LinkShare link = link_share(plan, plan_messages(plan), topo);
+    const LinkShare link = link_share(plan, messages_by_phase(plan), topo);
     for (std::size_t k = 0; k < largest.size(); ++k)
       if (largest[k] > 0) largest[k] = std::max(largest[k], link.phase[k]);
   }
@@ -122,7 +112,7 @@ double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topo
 }
 
 double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
-  const std::vector<Msg> msgs = plan_messages(plan);
+  const std::vector<Msg> msgs = messages_by_phase(plan);
   const LinkShare link = link_share(plan, msgs, topo);
   std::vector<double> ready(plan.ranks.size(), 0.0), finish(plan.ranks.size(), 0.0);
   for (std::size_t k = 0; k < msgs.size();) {
@@ -224,18 +214,20 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
   // With per-link latencies, the shortest route's latency (a relay may use any route: none).
   const bool per_link = c.network.link_latency_s >= 0 && topo.kind() != Topology::Kind::full;
   if (relay) return (per_link ? 0.0 : latency) + o + port_s;
+  // The most loaded link and the shortest route, in one pass over the routes.
   Bytes link = 0;
-  for (Bytes b : link_loads(m, topo)) link = std::max(link, b);
-  if (per_link) {
-    std::size_t hops = std::numeric_limits<std::size_t>::max();
+  std::size_t hops = std::numeric_limits<std::size_t>::max();
+  if (topo.kind() != Topology::Kind::full) {
+    std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
     std::vector<std::int64_t> route;
     m.for_each([&](Rank i, Rank j, Bytes b) {
       if (i == j || b == 0) return;
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
+      for (std::int64_t l : route) link = std::max(link, load[static_cast<std::size_t>(l)] += b);
     });
-    latency = c.network.link_latency_s * static_cast<double>(hops);
   }
+  if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
   const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());
   return latency + std::max(static_cast<double>(f) * o, o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
 }

@@ -10,7 +10,6 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 
 namespace commfit {
 
@@ -56,11 +55,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct Message {
-  Rank from, to;
-  Phase phase;
-  Bytes bytes;
-};
+using Message = PlanMessage;
 
 // A rank's messages of each of its phases: CSR over the rank's sends (in step order) and receives.
 struct RankLists {
@@ -68,7 +63,7 @@ struct RankLists {
   std::vector<Phase> out_phase, in_phase;
 };
 
-enum class Ev : std::uint8_t { start, bandwidth, processed, posted };
+enum class Ev : std::uint8_t { start, bandwidth, processed, posted, finish };   // finish: finishes_ only
 
 struct Event {
   double t;
@@ -138,15 +133,7 @@ class Simulation {
  private:
   void collect(const Plan& plan) {
     lists_.resize(static_cast<std::size_t>(p_));
-    for (const RankSchedule& r : plan.ranks) {
-      const Step* prev = nullptr;
-      for (const Step& s : r.steps) {
-        if (s.op != Op::send) continue;
-        if (prev && prev->phase == s.phase && prev->peer == s.peer) msgs_.back().bytes += s.bytes;
-        else msgs_.push_back({r.rank, s.peer, s.phase, s.bytes});
-        prev = &s;
-      }
-    }
+    msgs_ = plan_messages(plan);
     for (std::uint32_t id = 0; id < msgs_.size(); ++id) {
       const Message& m = msgs_[id];
       lists_[m.from].out.push_back(id);
@@ -321,6 +308,8 @@ class Simulation {
       }
       case Ev::processed:
         complete_item(msgs_[e.id].to, t);
+        break;
+      case Ev::finish:   // finishes_ holds these; the event queue never does
         break;
     }
   }
@@ -535,7 +524,7 @@ class Simulation {
       remaining_[f] = std::max(0.0, remaining_[f] - rate_[f] * (now_ - stamp_[f]));
       stamp_[f] = now_;
       rate_[f] = r;
-      finishes_.push({now_ + remaining_[f] / r, ++finish_version_[f], Ev::bandwidth, f});
+      finishes_.push({now_ + remaining_[f] / r, ++finish_version_[f], Ev::finish, f});
     }
   }
 
@@ -597,6 +586,20 @@ class Simulation {
 };
 
 }  // namespace
+
+std::vector<PlanMessage> plan_messages(const Plan& plan) {
+  std::vector<PlanMessage> msgs;
+  for (const RankSchedule& r : plan.ranks) {
+    const Step* prev = nullptr;
+    for (const Step& s : r.steps) {
+      if (s.op != Op::send) continue;
+      if (prev && prev->phase == s.phase && prev->peer == s.peer) msgs.back().bytes += s.bytes;
+      else msgs.push_back({s.phase, r.rank, s.peer, s.bytes});
+      prev = &s;
+    }
+  }
+  return msgs;
+}
 
 SimResult simulate_plan(const Plan& plan, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
                         std::uint64_t work_limit) {

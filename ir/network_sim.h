@@ -61,6 +61,15 @@ struct NetworkOptions {
   double window_bytes = 0;
 };
 
+// A message: all pieces one rank sends to one other rank in one phase (one MPI transfer; the
+// verifier's rule 4 counts the same). In rank order, each rank's in step (phase) order.
+struct PlanMessage {
+  Phase phase;
+  Rank from, to;
+  Bytes bytes;
+};
+std::vector<PlanMessage> plan_messages(const Plan& plan);
+
 struct SimResult {
   double seconds = 0;
   // False when the plan was too large to simulate (more than kSimulationMessages messages, or the

@@ -2,6 +2,8 @@
 
 #include "ir/error.h"
 
+#include <cmath>
+
 namespace commfit {
 
 std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions& net) {
@@ -24,6 +26,9 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
 
 void apply_network_flags(const NetworkFlags& flags, NetworkOptions& net) {
   net.model = *parse_network(flags.network);   // CLI11 checked the name
+  // CLI11's NonNegativeNumber lets NaN through.
+  if (std::isnan(net.link_latency_s)) throw UsageError("--link-latency must be a finite number of seconds");
+  if (std::isnan(net.window_bytes)) throw UsageError("--window must be a finite number of bytes >= 0");
   if (flags.ib_option->count() == 0) return;
   if (net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
   const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);

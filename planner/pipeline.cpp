@@ -5,6 +5,7 @@
 #include "planner/pass_runner.h"
 #include "planner/strategy_table.h"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace commfit {
@@ -54,6 +55,10 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");
   if (!(o.cost.network.overhead_s < 0 || o.cost.network.overhead_s <= o.cost.tau_s / 2))
     throw UsageError("--overhead must be at most tau / 2 (tau = 2 overhead + latency)");
+  if (std::isnan(o.cost.network.link_latency_s) || std::isinf(o.cost.network.link_latency_s))
+    throw UsageError("--link-latency must be a finite number of seconds");
+  if (!(o.cost.network.window_bytes >= 0) || std::isinf(o.cost.network.window_bytes))
+    throw UsageError("--window must be a finite number of bytes >= 0");
 
   // Memory limits given on the command line replace the matrix file's.
   CommMatrix with_memory;

@@ -3,6 +3,7 @@
 // with and without a topology, both models), determinism, and bounded-concurrency plans
 // (passes/group_phases.h and the verifier's rule "at most k per port per phase").
 #include "ir/cost_model.h"
+#include "ir/error.h"
 #include "ir/network_sim.h"
 #include "passes/decompose_optimal.h"
 #include "passes/group_phases.h"
@@ -14,6 +15,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 
 using namespace commfit;
@@ -214,4 +217,17 @@ TEST_CASE("bounded_plans_are_offered_to_auto_one_per_k") {
   int bounded = 0;
   for (const CandidateRow& r : rows) bounded += r.options.strategy == "bounded";
   CHECK(bounded == 5);
+}
+
+TEST_CASE("network_options_that_are_not_numbers_are_refused") {
+  const CommMatrix m = make_matrix(2, {{0, 1, 100}});
+  PlanOptions o;
+  o.cost.network.link_latency_s = std::nan("");
+  CHECK_THROWS_AS(make_plan(m, o), UsageError);
+  o.cost.network.link_latency_s = -1;
+  o.cost.network.window_bytes = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS(make_plan(m, o), UsageError);
+  o.cost.network.window_bytes = 0;
+  o.cost.network.overhead_s = std::nan("");
+  CHECK_THROWS_AS(make_plan(m, o), UsageError);
 }
