@@ -29,7 +29,7 @@ enum : std::size_t {
 // Index entry field offsets.
 enum : std::size_t {
   eSliceOffset = 0, eSliceBytes = 8, eSteps = 16, eSends = 24, eRecvs = 28, eStaging = 32,
-  eRank = 40, ePhases = 44, eReserved = 48, eChecksum = 56,
+  eRank = 40, ePhases = 44, eWindow = 48, eReserved = 52, eChecksum = 56,
 };
 
 void put_u32(std::uint8_t* p, std::uint32_t v) {
@@ -184,6 +184,7 @@ RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
   r.phases = get_u32(e + ePhases);
   r.matrix_fingerprint = h.fingerprint;
   r.staging_bytes = get_u64(e + eStaging);
+  r.max_outstanding = get_u32(e + eWindow);   // checked with the rest (check_rank_schedule)
   const std::uint8_t* p = s.data();
   auto check_rank = [&](std::uint32_t v, const std::string& place, const char* what) {
     if (v >= h.ranks)
@@ -325,6 +326,7 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
       put_u32(e + eSends, static_cast<std::uint32_t>(rs.sends.size()));
       put_u32(e + eRecvs, static_cast<std::uint32_t>(rs.recvs.size()));
       put_u64(e + eStaging, rs.staging_bytes);
+      put_u32(e + eWindow, rs.max_outstanding);
       put_u32(e + eRank, static_cast<std::uint32_t>(r));
       put_u32(e + ePhases, rs.phases);
       std::uint64_t sum = plan_binary_checksum(e, eChecksum);

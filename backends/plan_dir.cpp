@@ -160,6 +160,7 @@ std::string rank_schedule_json(const RankSchedule& r) {
   out += "{\"format\": \"commfit-rank-schedule\", \"version\": 1, \"rank\": " + std::to_string(r.rank) +
          ", \"ranks\": " + std::to_string(r.ranks) + ", \"phases\": " + std::to_string(r.phases) + ",\n";
   out += " \"matrix_fingerprint\": \"" + r.matrix_fingerprint + "\", \"staging_bytes\": " + std::to_string(r.staging_bytes) + ",\n";
+  if (r.max_outstanding > 0) out += " \"max_outstanding\": " + std::to_string(r.max_outstanding) + ",\n";
   auto list = [&](const char* name, const std::vector<PeerBytes>& v) {
     out += std::string(" \"") + name + "\": [";
     for (std::size_t k = 0; k < v.size(); ++k) {
@@ -231,6 +232,8 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
   r.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(r.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   r.staging_bytes = f.uint("staging_bytes");
+  if (const json* w = f.maybe("max_outstanding"))
+    r.max_outstanding = static_cast<std::uint32_t>(f.as_uint(*w, "/max_outstanding", kMaxWindow));
   r.sends = peer_list(f.need("sends"), file, "/sends", r.ranks, f);
   r.recvs = peer_list(f.need("recvs"), file, "/recvs", r.ranks, f);
   const json& steps = f.need("steps");

@@ -10,6 +10,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace commfit {
 
@@ -134,6 +135,11 @@ class Simulation {
   void collect(const Plan& plan) {
     lists_.resize(static_cast<std::size_t>(p_));
     msgs_ = plan_messages(plan);
+    win_.assign(static_cast<std::size_t>(p_), 0);
+    for (const RankSchedule& rs : plan.ranks) win_[rs.rank] = rs.max_outstanding;
+    wops_.assign(static_cast<std::size_t>(p_), {});
+    wcur_.assign(static_cast<std::size_t>(p_), 0);
+    wfly_.assign(static_cast<std::size_t>(p_), 0);
     for (std::uint32_t id = 0; id < msgs_.size(); ++id) {
       const Message& m = msgs_[id];
       lists_[m.from].out.push_back(id);
@@ -160,6 +166,7 @@ class Simulation {
     rate_.assign(n, 0);
     posted_at_.assign(n, -1);
     arrived_at_.assign(n, -1);
+    recv_posted_.assign(n, 0);
     bound_.assign(n, bw_);
     base_bound_.assign(n, bw_);
     out_cursor_.assign(p, 0);
@@ -195,6 +202,7 @@ class Simulation {
     const Phase next = std::min(oc < l.out.size() ? l.out_phase[oc] : ~Phase{0}, ic < l.in.size() ? l.in_phase[ic] : ~Phase{0});
     phase_[r] = next;
     in_phase_[r] = true;
+    if (win_[r] > 0) return enter_window_phase(r, t, next);
     // Receives are posted first (free), then the sends, `overhead` each.
     std::size_t sends = 0, eager_sends = 0;
     double post = t;
@@ -215,6 +223,7 @@ class Simulation {
     std::vector<std::uint32_t> buffered;
     for (; ic < l.in.size() && l.in_phase[ic] == next; ++ic, ++recvs) {
       const std::uint32_t id = l.in[ic];
+      recv_posted_[id] = 1;
       if (eager(id)) {
         if (arrived_at_[id] >= 0) buffered.push_back(id);
       } else if (posted_at_[id] >= 0) {
@@ -237,6 +246,73 @@ class Simulation {
     const Rank d = msgs_[id].to;
     cpu_[d] = std::max(cpu_[d], arrived_at_[id]) + o_;
     push(cpu_[d], Ev::processed, id);
+  }
+
+  // A rank with a request window (the plan's max_outstanding, as backends/exec's
+  // run_phase_window): its phase's sends and receives in one global order of rank pairs (lower
+  // rank, higher rank, sender first), at most win_ of them in flight; each completion posts the
+  // next. An eager send completes as it is posted (the data is buffered), so it holds no slot.
+  void enter_window_phase(Rank r, double t, Phase next) {
+    RankLists& l = lists_[r];
+    std::size_t& oc = out_cursor_[r];
+    std::size_t& ic = in_cursor_[r];
+    std::vector<std::uint32_t>& ops = wops_[r];
+    ops.clear();
+    for (; oc < l.out.size() && l.out_phase[oc] == next; ++oc) ops.push_back(l.out[oc]);
+    for (; ic < l.in.size() && l.in_phase[ic] == next; ++ic) ops.push_back(l.in[ic]);
+    auto key = [&](std::uint32_t id) {
+      const Message& m = msgs_[id];
+      const Rank peer = m.from == r ? m.to : m.from;
+      return std::make_tuple(std::min(r, peer), std::max(r, peer), m.from);
+    };
+    std::sort(ops.begin(), ops.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+    pending_[r] = ops.size();
+    eager_out_[r] = 0;
+    wcur_[r] = 0;
+    wfly_[r] = 0;
+    cpu_[r] = std::max(cpu_[r], t);
+    post_window(r);
+    if (pending_[r] == 0) ready_.push_back(r);
+  }
+
+  void post_window(Rank r) {
+    const std::vector<std::uint32_t>& ops = wops_[r];
+    std::size_t& cur = wcur_[r];
+    while (cur < ops.size() && wfly_[r] < win_[r]) {
+      const std::uint32_t id = ops[cur++];
+      if (msgs_[id].from == r) {
+        cpu_[r] += o_;
+        posted_at_[id] = cpu_[r];
+        if (eager(id)) {
+          push(cpu_[r], Ev::start, id);
+          finish_[r] = std::max(finish_[r], cpu_[r]);
+          --pending_[r];   // done as posted; the caller sees a pending count of 0
+          continue;
+        }
+        ++wfly_[r];
+        if (arrived_at_[id] == -2) push(cpu_[r], Ev::start, id);
+      } else {
+        ++wfly_[r];
+        recv_posted_[id] = 1;
+        if (eager(id)) {
+          if (arrived_at_[id] >= 0) process_eager(id);
+        } else if (posted_at_[id] >= 0) {
+          push(std::max(posted_at_[id], cpu_[r]), Ev::start, id);
+        } else {
+          arrived_at_[id] = -2;
+        }
+      }
+    }
+  }
+
+  // One of rank r's requests completed at t: under a window, the next ones are posted.
+  void request_done(Rank r, double t) {
+    if (win_[r] > 0) {
+      --wfly_[r];
+      cpu_[r] = std::max(cpu_[r], t);
+      post_window(r);   // eager sends it posts are done at once; this request still counts in pending_
+    }
+    complete_item(r, t);
   }
 
   void complete_item(Rank r, double t, std::size_t n = 1) {
@@ -266,12 +342,12 @@ class Simulation {
     }
     if (net_.model == Network::ib) ib_remove(id);
     if (!eager(id)) {
-      complete_item(m.from, t);
-      complete_item(m.to, t);
+      request_done(m.from, t);
+      request_done(m.to, t);
       return;
     }
     arrived_at_[id] = t;
-    if (in_phase_[m.to] && phase_[m.to] == m.phase) process_eager(id);
+    if (recv_posted_[id]) process_eager(id);
   }
 
   void handle(const Event& e, double t) {
@@ -307,7 +383,7 @@ class Simulation {
         break;
       }
       case Ev::processed:
-        complete_item(msgs_[e.id].to, t);
+        request_done(msgs_[e.id].to, t);
         break;
       case Ev::finish:   // finishes_ holds these; the event queue never does
         break;
@@ -319,10 +395,15 @@ class Simulation {
   // connected to the sender through active flows, as SimGrid does (update_IB_factors_rec). Flows
   // a finished flow no longer connects keep their penalties until the next update reaches them:
   // SimGrid's behaviour, which makes hot receivers slower than a fresh recomputation would.
+  static std::uint64_t pair_key(Rank from, Rank to) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(to)) << 32) | static_cast<std::uint32_t>(from);
+  }
+
   void ib_add(std::uint32_t id) {
     const Message& m = msgs_[id];
     up_[m.from].push_back(id);
     ++down_[m.to][m.from];
+    ++pair_flows_[pair_key(m.from, m.to)];
     ++in_flows_[m.to];
     ib_roots_.push_back(m.from);
     dirty_ = true;
@@ -332,6 +413,7 @@ class Simulation {
     const Message& m = msgs_[id];
     auto& down = down_[m.to];
     if (--down[m.from] == 0) down.erase(m.from);
+    if (auto it = pair_flows_.find(pair_key(m.from, m.to)); --it->second == 0) pair_flows_.erase(it);
     --in_flows_[m.to];
     std::erase(up_[m.from], id);
     ib_roots_.push_back(m.from);
@@ -374,7 +456,7 @@ class Simulation {
       out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[msgs_[c].to] > 2 ? net_.ib.ys : 1.0));
     for (std::uint32_t c : up_[u]) {
       const Rank d = msgs_[c].to;
-      const double in = in_flows_[d] != 1 ? down_[d][u] * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
+      const double in = in_flows_[d] != 1 ? static_cast<double>(pair_flows_.find(pair_key(u, d))->second) * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
       const double b = base_bound_[c] / std::max(in, out);
       if (b != bound_[c]) {
         bound_[c] = b;
@@ -472,14 +554,14 @@ class Simulation {
     fill_.assign(res_start_.begin(), res_start_.end() - 1);
     for (std::size_t i = 0; i < comp_.size(); ++i)
       for (std::int32_t q : routes_[comp_[i]]) res_flows_[fill_[slot_[q]]++] = static_cast<std::uint32_t>(i);
-    // The flows' own bounds, tightest first (ties by position: deterministic).
+    // The flows' own bounds, tightest first (ties by position: deterministic): a heap, since
+    // most flows are fixed by a resource before their bound surfaces.
     by_bound_.resize(comp_.size());
     for (std::size_t i = 0; i < comp_.size(); ++i) by_bound_[i] = static_cast<std::uint32_t>(i);
-    // (Under the flow model every bound is the bandwidth, which no fair share exceeds: unsorted.)
-    if (net_.model == Network::ib)
-      std::sort(by_bound_.begin(), by_bound_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return bound_[comp_[a]] != bound_[comp_[b]] ? bound_[comp_[a]] < bound_[comp_[b]] : a < b;
-    });
+    const auto looser = [&](std::uint32_t a, std::uint32_t b) {
+      return bound_[comp_[a]] != bound_[comp_[b]] ? bound_[comp_[a]] > bound_[comp_[b]] : a > b;
+    };
+    std::make_heap(by_bound_.begin(), by_bound_.end(), looser);
     heap_.clear();
     auto push_share = [&](std::int32_t q) {
       heap_.push_back({cap_[q] / static_cast<double>(users_[q]), q, version_[q]});
@@ -487,26 +569,35 @@ class Simulation {
     };
     for (std::int32_t q : touched_) push_share(q);
     fixed_.assign(comp_.size(), 0);
+    // A fix takes x <= every resource's fair share, so no share ever decreases: an entry's key is
+    // a lower bound of its resource's share, and a stale entry is refreshed only when it surfaces
+    // (one push per stale pop, not one per fix and resource).
+    std::size_t unfixed = comp_.size();
     auto fix = [&](std::uint32_t i, double x) {
       fixed_[i] = 1;
+      --unfixed;
       new_rate_[comp_[i]] = x;
       for (std::int32_t q : routes_[comp_[i]]) {
         cap_[q] = std::max(0.0, cap_[q] - x);
         ++version_[q];
-        if (--users_[q] > 0) push_share(q);
+        --users_[q];
       }
     };
-    std::size_t next_bound = 0;
-    while (true) {
-      while (next_bound < by_bound_.size() && fixed_[by_bound_[next_bound]]) ++next_bound;
+    while (unfixed > 0) {
+      while (!by_bound_.empty() && fixed_[by_bound_.front()]) {
+        std::pop_heap(by_bound_.begin(), by_bound_.end(), looser);
+        by_bound_.pop_back();
+      }
       while (!heap_.empty() && (users_[heap_.front().q] == 0 || heap_.front().version != version_[heap_.front().q])) {
+        const std::int32_t q = heap_.front().q;
         std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
         heap_.pop_back();
+        if (users_[q] > 0) push_share(q);
       }
-      const bool have_bound = next_bound < by_bound_.size();
+      const bool have_bound = !by_bound_.empty();
       if (heap_.empty() && !have_bound) break;
-      if (have_bound && (heap_.empty() || bound_[comp_[by_bound_[next_bound]]] <= heap_.front().share)) {
-        fix(by_bound_[next_bound], bound_[comp_[by_bound_[next_bound]]]);
+      if (have_bound && (heap_.empty() || bound_[comp_[by_bound_.front()]] <= heap_.front().share)) {
+        fix(by_bound_.front(), bound_[comp_[by_bound_.front()]]);
         continue;
       }
       const Share top = heap_.front();
@@ -543,6 +634,12 @@ class Simulation {
   std::vector<Message> msgs_;
   std::vector<RankLists> lists_;
   std::vector<double> remaining_, rate_, posted_at_, arrived_at_, bound_, base_bound_;
+  std::vector<std::uint8_t> recv_posted_;
+  // Request windows (the plan's max_outstanding): per rank its phase's ops in posting order, the
+  // next to post, and the requests in flight.
+  std::vector<std::uint32_t> win_;
+  std::vector<std::vector<std::uint32_t>> wops_;
+  std::vector<std::size_t> wcur_, wfly_;
   std::vector<std::size_t> out_cursor_, in_cursor_, pending_, eager_out_;
   std::vector<Phase> phase_;
   std::vector<bool> in_phase_;
@@ -558,6 +655,7 @@ class Simulation {
   std::vector<std::vector<std::uint32_t>> up_;
   std::vector<std::map<Rank, std::int64_t>> down_;
   std::vector<std::int64_t> in_flows_;
+  std::unordered_map<std::uint64_t, std::int64_t> pair_flows_;   // flows per (sender, receiver)
   std::vector<std::uint64_t> seen_;
   std::uint64_t epoch_ = 0;
   std::vector<Rank> stack_, ib_roots_;

@@ -80,7 +80,7 @@ struct SimResult {
 // Work units (flow x resource visits, 16 per event) one simulation may spend before giving up:
 // about a second here. Plans of more messages than kSimulationMessages are not simulated at all
 // (a million messages take about 3 s: more than the rest of the pipeline).
-inline constexpr std::uint64_t kSimulationWork = std::uint64_t{100} << 20;
+inline constexpr std::uint64_t kSimulationWork = std::uint64_t{400} << 20;
 inline constexpr std::size_t kSimulationMessages = std::size_t{1} << 18;
 
 // tau and bandwidth as in CostOptions (ir/cost_model.h).

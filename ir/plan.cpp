@@ -83,6 +83,9 @@ class RankChecker {
 
   void format() {
     if (rs_.rank < 0 || rs_.rank >= rs_.ranks) return problem(0, "/rank", out_of_range("rank", rs_.rank));
+    if (rs_.max_outstanding == 1 || rs_.max_outstanding > kMaxWindow)
+      problem(0, "/max_outstanding", "the request window must be 0 (none) or in [2, " + std::to_string(kMaxWindow) + "], not " +
+                                         std::to_string(rs_.max_outstanding));
     peers(rs_.sends, "sends");
     peers(rs_.recvs, "recvs");
     if (!problems_.empty()) return;   // the steps are checked against the lists' sizes

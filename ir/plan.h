@@ -24,6 +24,10 @@ inline constexpr Bytes kNoStage = ~Bytes{0};
 // executor keep per-phase tables, so a hostile phase count is refused before they allocate.
 inline constexpr Phase kMaxPhases = Phase{1} << 24;
 
+// A plan's request window is 0 (none) or in [2, kMaxWindow]: the executor allocates that many
+// requests.
+inline constexpr std::uint32_t kMaxWindow = std::uint32_t{1} << 20;
+
 struct Step {
   Phase phase = 0;
   Op op = Op::send;
@@ -49,6 +53,9 @@ struct RankSchedule {
   Phase phases = 0;
   std::string matrix_fingerprint;
   Bytes staging_bytes = 0;
+  // The plan's request window: the executor keeps at most this many requests in flight (its
+  // max_outstanding, docs/EXECUTOR.md) unless its options say otherwise; 0 = none (post all).
+  std::uint32_t max_outstanding = 0;
   std::vector<PeerBytes> sends;   // row `rank` of COM, nonzero, in peer order (self included)
   std::vector<PeerBytes> recvs;   // column `rank` of COM, nonzero, in peer order (self included)
   std::vector<Step> steps;        // in phase order; within a phase: recv, send, copy
@@ -104,7 +111,7 @@ inline constexpr RankCheckOptions kFormatOnly{false, false, 1};
 
 // Checks what one rank can check of its schedule alone, without the other ranks' schedules or
 // the matrix; the plan readers, the executor's load and the verifier all call it. Format:
-// `rank` below `ranks`; sends and recvs with peers in range and increasing, bytes in
+// `rank` below `ranks`; max_outstanding 0 or in [2, kMaxWindow]; sends and recvs with peers in range and increasing, bytes in
 // [1, 2^53], the self message the same in both; steps in step_less order, phases below
 // `phases`, ranks in range, at least one byte, each op with a buffer it may use (a copy copies
 // the self message into the receive buffer; only a message's src sends from its send buffer,

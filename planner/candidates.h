@@ -19,6 +19,7 @@ struct CandidateRow {
   Phase phases = 0;
   Bytes max_message = 0;
   double estimate_s = 0;       // the network model's time for the plan (ir/network_sim.h)
+  bool simulated = true;       // false: the plan was beyond the simulation's limits, estimate_s is analytic
   double loose_s = 0;          // loosely synchronous (no barriers): the critical path
   double lower_bound_s = 0;
   double seconds = 0;          // planning time
@@ -26,7 +27,7 @@ struct CandidateRow {
 
 struct Comparison {
   std::vector<CandidateRow> rows;
-  std::optional<std::size_t> chosen;   // cheapest row (first of equals)
+  std::optional<std::size_t> chosen;   // cheapest row (first of equals; simulated rows first)
   std::optional<Plan> plan;            // its plan, when asked for
   std::vector<std::string> log;        // every candidate's pass log (PlanReport::log), "name: " first
 };

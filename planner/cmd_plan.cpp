@@ -176,6 +176,10 @@ void add_plan_command(CLI::App& app, Runner& run) {
                   sub->add_option("--concurrency", c->plan.concurrency,
                                   "bounded: messages per port per phase (" + option_choices_text(StrategyOption::concurrency) + ")")
                       ->capture_default_str());
+  strategy_option(StrategyOption::max_outstanding,
+                  sub->add_option("--max-outstanding", c->plan.max_outstanding,
+                                  "throttled: requests in flight per rank (" + option_choices_text(StrategyOption::max_outstanding) + ")")
+                      ->capture_default_str());
   strategy_option(StrategyOption::memory,
                   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")"));
   strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));

@@ -35,7 +35,9 @@ int run_show(const ShowCommand& c) {
   if (c.rank) {
     if (*c.rank < 0 || *c.rank >= m.ranks) throw UsageError("--rank " + std::to_string(*c.rank) + " is out of range (the plan has " + std::to_string(m.ranks) + " ranks)");
     const RankSchedule& r = plan.ranks[*c.rank];
-    std::printf("rank %d: %zu steps, staging %llu B\n", r.rank, r.steps.size(), static_cast<unsigned long long>(r.staging_bytes));
+    std::printf("rank %d: %zu steps, staging %llu B", r.rank, r.steps.size(), static_cast<unsigned long long>(r.staging_bytes));
+    if (r.max_outstanding > 0) std::printf(", request window %u", r.max_outstanding);
+    std::printf("\n");
     for (const Step& s : r.steps) {
       std::printf("  phase %-5u %-4s %s %-6d %-28s %12llu B  %s", s.phase, to_string(s.op),
                   s.op == Op::send ? "to  " : s.op == Op::recv ? "from" : "    ", s.peer, piece(s).c_str(),

@@ -52,6 +52,7 @@ const char* flag(StrategyOption o) {
     case StrategyOption::chunk: return "--chunk";
     case StrategyOption::memory: return "--memory";
     case StrategyOption::concurrency: return "--concurrency";
+    case StrategyOption::max_outstanding: return "--max-outstanding";
   }
   return "?";
 }
@@ -62,6 +63,7 @@ std::string& choice(PlanOptions& o, StrategyOption option) {
     case StrategyOption::variant: return o.variant;
     case StrategyOption::method: return o.method;
     case StrategyOption::concurrency: return o.concurrency;
+    case StrategyOption::max_outstanding: return o.max_outstanding;
     default: internal_error("strategy table", std::string(flag(option)) + " is not a choice option");
   }
 }

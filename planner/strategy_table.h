@@ -22,7 +22,7 @@
 #include <string>
 
 // The strategies, in the order auto plans them (and --list-passes lists them).
-#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(bounded) X(two_stage) X(memory)
+#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(throttled) X(bounded) X(two_stage) X(memory)
 
 namespace commfit {
 
@@ -38,10 +38,11 @@ struct StrategyOutput {
   Schedule schedule;
   Timing timing = Timing::synchronous;
   nlohmann::ordered_json options = nlohmann::ordered_json::object();   // what shaped it (manifest)
+  std::uint32_t max_outstanding = 0;   // the request window every rank schedule carries (0: none)
 };
 
 // The options of `commfit plan` that belong to some strategies only (the rest apply to all).
-enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency };
+enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency, max_outstanding };
 
 const char* flag(StrategyOption o);   // "--algorithm"
 // The value of a choice option (algorithm, variant, method) in `o`.

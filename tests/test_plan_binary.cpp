@@ -91,6 +91,18 @@ TEST_CASE("plan_binary_round_trip") {
   }
 }
 
+TEST_CASE("plan_binary_keeps_the_request_window") {
+  PlanOptions o;
+  o.strategy = "throttled";
+  o.max_outstanding = "16";
+  const Plan plan = make_plan(gen_random_sparse(6, 0.6, 999, 5, false), o);
+  const fs::path file = scratch("window.cfp");
+  write_plan_binary(plan, file);
+  for (Rank r = 0; r < 6; ++r) CHECK(read_rank_schedule_binary(file, r).max_outstanding == 16);
+  check_same(read_plan_binary(file), plan);
+  fs::remove(file);
+}
+
 TEST_CASE("plan_binary_staging_survives") {
   const Plan plan = mpitest::two_hop_plan(gen_random_sparse(5, 0.8, 400, 6, false));
   REQUIRE(plan.manifest.staging_bytes_max > 0);

@@ -67,6 +67,29 @@ TEST_CASE("plan_dir_staged_steps_round_trip") {
   CHECK(back.staging_bytes == 100);
 }
 
+// The request window (throttled plans): written only when set, read back, and refused when it is 1
+// or beyond kMaxWindow, naming the field.
+TEST_CASE("rank_schedule_request_window") {
+  PlanOptions o;
+  o.strategy = "throttled";
+  o.max_outstanding = "8";
+  const Plan plan = make_plan(gen_random_sparse(6, 0.6, 5000, 4, false), o);
+  CHECK(plan.manifest.options["max_outstanding"] == 8);
+  for (const RankSchedule& rs : plan.ranks) {
+    CHECK(rs.max_outstanding == 8);
+    const std::string text = rank_schedule_json(rs);
+    CHECK(text.find("\"max_outstanding\": 8") != std::string::npos);
+    CHECK(parse_rank_schedule(text, "r.json").max_outstanding == 8);
+  }
+  const Plan plain = make_plan(gen_random_sparse(6, 0.6, 5000, 4, false), {});
+  CHECK(rank_schedule_json(plain.ranks[0]).find("max_outstanding") == std::string::npos);
+  RankSchedule bad = plan.ranks[0];
+  for (std::uint32_t w : {1u, kMaxWindow + 1}) {
+    bad.max_outstanding = w;
+    CHECK(parse_error(rank_schedule_json(bad)).starts_with("r.json: /max_outstanding: "));
+  }
+}
+
 TEST_CASE("plan_dir_replaces_only_plans") {
   const CommMatrix m = gen_random_sparse(4, 0.5, 1000, 1, false);
   const fs::path dir = scratch("replace.plan");

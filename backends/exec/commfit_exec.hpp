@@ -46,13 +46,18 @@ enum class CountCheck {
                // other ranks could not be told, and waiting for them would hang
 };
 
+// Options::max_outstanding: use the request window the plan carries (commfit plan --strategy
+// throttled writes one; other plans have none).
+inline constexpr int kPlanWindow = -1;
+
 struct Options {
   Protocol protocol = Protocol::post_all;
   bool barrier = false;           // MPI_Barrier after every phase (synchronous phases)
   bool pairwise = true;           // a send and a receive with the same peer alone in a phase run as
                                   // one MPI_Sendrecv
-  int max_outstanding = 0;        // post-all only: at most this many requests in flight per rank
-                                  // (0 = no cap, else >= 2); the phase's transfers are then posted
+  int max_outstanding = kPlanWindow;  // post-all only: at most this many requests in flight per
+                                  // rank (kPlanWindow = -1: the plan's window, none for most plans;
+                                  // 0 = no cap; else >= 2); the phase's transfers are then posted
                                   // in one global order of rank pairs, which cannot deadlock
   std::uint64_t max_message = std::uint64_t{1} << 30;  // larger pieces go as several messages
                                                        // (1 .. 2^31-1; MPI counts are int)
@@ -86,6 +91,7 @@ struct ExecStats {
   std::uint64_t pairs = 0;         // pairwise exchanges run as MPI_Sendrecv
   std::uint64_t staging_bytes = 0;
   std::uint64_t executes = 0;
+  int window = 0;                  // requests in flight at most (0: no cap), the options' or the plan's
 };
 
 class Executor {

@@ -61,6 +61,9 @@ struct Executor::Impl {
   MPI_Comm comm = MPI_COMM_NULL;   // the duplicate
   int rank = 0, size = 0;
   Options options;
+  // The request window in force: options.max_outstanding, or when that is kPlanWindow the plan's
+  // own (post-all only); 0 = none.
+  int cap = 0;
   ExecStats stats;
   std::string origin;               // file the schedule came from, for messages
   std::string fingerprint;

@@ -33,8 +33,8 @@ std::string check_options(const Options& o) {
     return "unknown protocol " + std::to_string(static_cast<int>(o.protocol));
   if (o.max_message == 0 || o.max_message > static_cast<std::uint64_t>(INT_MAX))
     return "max_message must be in [1, 2^31 - 1], not " + std::to_string(o.max_message);
-  if (o.max_outstanding < 0 || o.max_outstanding == 1)
-    return "max_outstanding must be 0 (no cap) or at least 2, not " + std::to_string(o.max_outstanding);
+  if (o.max_outstanding < kPlanWindow || o.max_outstanding == 1)
+    return "max_outstanding must be -1 (the plan's), 0 (no cap) or at least 2, not " + std::to_string(o.max_outstanding);
   if (o.max_outstanding > 0 && o.protocol != Protocol::post_all)
     return "max_outstanding is supported by the post-all protocol only";
   return {};
@@ -181,18 +181,23 @@ void Executor::Impl::compile(const RankSchedule& rs) {
                    [&](std::size_t a, std::size_t b) { return step_less(rs.steps[a], rs.steps[b]); });
   stage.assign(rs.staging_bytes, 0);
   phase_ops.assign(phases, PhaseOps{});
-  const bool cap = options.max_outstanding > 0;
+  // The plan's window applies under post-all only: the handshake protocol has no window.
+  cap = options.max_outstanding != kPlanWindow ? options.max_outstanding
+              : options.protocol == Protocol::post_all ? static_cast<int>(rs.max_outstanding)
+                                                       : 0;
+  const bool windowed = cap > 0;
   // Pairs only under post-all without a cap, and only where this rank's phase is one send and one
   // receive with the same peer: a Sendrecv blocks, and several of them in a phase (a one-phase
   // plan has hundreds) would run one after another. Under the handshake protocol the other side
   // could not tell whether this rank paired (it sees only its own steps), so it would wait for a
   // ready message that never comes: no pairs there.
-  const bool pair = options.pairwise && !cap && options.protocol == Protocol::post_all;
+  const bool pair = options.pairwise && !windowed && options.protocol == Protocol::post_all;
   std::vector<NetOp> ph_recv, ph_send;
   std::size_t busiest = 0, k = 0;
   stats = ExecStats{};
   stats.phases = phases;
   stats.staging_bytes = rs.staging_bytes;
+  stats.window = cap;
   for (Phase p = 0; p < phases; ++p) {
     PhaseOps& po = phase_ops[p];
     ph_recv.clear();
@@ -244,7 +249,7 @@ void Executor::Impl::compile(const RankSchedule& rs) {
     po.send_end = static_cast<std::uint32_t>(sends.size());
     // With a cap: all ops in one global order of (rank pair, direction, sequence).
     po.window_begin = static_cast<std::uint32_t>(window.size());
-    if (cap) {
+    if (windowed) {
       window.insert(window.end(), ph_recv.begin(), ph_recv.end());
       window.insert(window.end(), ph_send.begin(), ph_send.end());
       const int me = rank;
@@ -259,7 +264,7 @@ void Executor::Impl::compile(const RankSchedule& rs) {
     const std::size_t n = (po.recv_end - po.recv_begin) + (po.send_end - po.send_begin);
     busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n);
   }
-  if (cap) busiest = static_cast<std::size_t>(options.max_outstanding);
+  if (windowed) busiest = static_cast<std::size_t>(cap);
   requests.assign(std::max<std::size_t>(busiest, 1), MPI_REQUEST_NULL);
   indices.assign(requests.size(), 0);
 }

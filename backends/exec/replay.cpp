@@ -105,7 +105,6 @@ void Executor::Impl::run_phase_window(const PhaseOps& ph, const Call& c) {
   // At most `cap` requests in flight, ops posted in the global (rank pair, direction, sequence)
   // order: the smallest unfinished transfer is always posted on both of its sides.
   run_copies(ph, c);
-  const int cap = options.max_outstanding;
   int posted = 0;
   for (std::uint32_t i = ph.window_begin; i < ph.window_end; ++i) {
     int slot = posted;
@@ -146,7 +145,7 @@ Call Executor::Impl::dry_call() {
 void Executor::Impl::replay(const Call& c) {
   for (Phase p = 0; p < phases; ++p) {
     const PhaseOps& ph = phase_ops[p];
-    if (options.max_outstanding > 0) run_phase_window(ph, c);
+    if (cap > 0) run_phase_window(ph, c);
     else if (options.protocol == Protocol::handshake) run_phase_handshake(ph, c);
     else run_phase_post_all(ph, c);
     if (options.barrier) MPI_Barrier(comm);

@@ -57,8 +57,10 @@ NETWORK_CFG = {
 # The plans: auto, and the candidates the network model rewards (direct, bounded/k); async is
 # planned for its estimate only (the driver's AC is the same exchange: same simulated time).
 BOUNDED = ["2", "4", "8", "16", "32"]
+WINDOWS = ["4", "8", "16", "32"]
 PLANS = [("auto", ["--strategy", "auto"]), ("direct", ["--strategy", "direct"])] + \
         [("bounded/" + k, ["--strategy", "bounded", "--concurrency", k]) for k in BOUNDED] + \
+        [("throttled/" + k, ["--strategy", "throttled", "--max-outstanding", k]) for k in WINDOWS] + \
         [("async", ["--strategy", "async"])]
 
 # Alltoallv algorithms of SMPI 3.32. Only the distinct implementations run (docs/SMPI.md: ompi =

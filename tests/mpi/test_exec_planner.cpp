@@ -101,6 +101,13 @@ int main(int argc, char** argv) {
         // On 8 MiB patterns, one option set per protocol (test_exec_replay --large runs them all).
         if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
         exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], MPI_COMM_WORLD, cfg.options, name);
+        // The window in force: the options' when they set one, else the plan's under post-all.
+        const int plan_window = static_cast<int>(plan.ranks[rank].max_outstanding);
+        const int want = cfg.options.max_outstanding != exec::kPlanWindow ? cfg.options.max_outstanding
+                         : cfg.options.protocol == exec::Protocol::post_all ? plan_window
+                                                                             : 0;
+        chk.check(ex.stats().window == want, name + " / " + cfg.name + ": window " + std::to_string(ex.stats().window) +
+                                                 ", expected " + std::to_string(want));
         run_one(chk, ex, pat, name + " / " + cfg.name, 0);
       }
       // Through the files: a plan directory and its binary form.
@@ -112,6 +119,10 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       for (const std::filesystem::path& path : {pdir, pbin}) {
         exec::Executor ex = exec::Executor::load(path.string(), MPI_COMM_WORLD);
+        // Default options: the plan's own request window (throttled plans), none for the others.
+        chk.check(ex.stats().window == static_cast<int>(plan.ranks[rank].max_outstanding),
+                  name + ": window " + std::to_string(ex.stats().window) + " in force, the plan's is " +
+                      std::to_string(plan.ranks[rank].max_outstanding));
         run_one(chk, ex, pat, name + " / loaded from " + path.filename().string(), 5);
       }
       MPI_Barrier(MPI_COMM_WORLD);

@@ -109,7 +109,7 @@ void pairing(Checker& chk, MPI_Comm comm, Rank p) {
   finish(one);
   const Pattern pat{"all pairs, distinct sizes", m};
   for (const Config& cfg : configs()) {
-    const bool pairs = cfg.options.pairwise && cfg.options.max_outstanding == 0 &&
+    const bool pairs = cfg.options.pairwise && cfg.options.max_outstanding <= 0 &&
                        cfg.options.protocol == exec::Protocol::post_all && cfg.options.max_message >= Bytes(100 + 10 * p);
     for (const Plan& pl : {one, round_robin_plan(m)}) {
       const exec::Executor ex = exec::Executor::from_schedule(pl.ranks[rank], comm, cfg.options, "pairing");

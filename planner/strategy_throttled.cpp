@@ -1,0 +1,45 @@
+// Strategy "throttled": async's one phase (every message posted, no ordering) replayed through a
+// request window: each rank keeps at most --max-outstanding k requests in flight, posting its
+// transfers in one global order of rank pairs (docs/EXECUTOR.md, max_outstanding), so that a hot
+// receiver takes its senders a few at a time. The window travels in the plan (each rank file's
+// "max_outstanding"); the executor honours it unless its options set another. Under the ib
+// network model a sender or receiver with many concurrent flows is penalised, and a small window
+// can beat both AC and phases; auto plans every k of the table and keeps the one the network
+// model prices lowest.
+#include "planner/strategy_table.h"
+
+namespace commfit {
+namespace {
+
+constexpr NamedEntry kWindows[] = {
+    {"4", "request window", "at most 4 requests in flight per rank"},
+    {"8", "request window", "at most 8 requests in flight per rank"},
+    {"16", "request window", "at most 16 requests in flight per rank"},
+    {"32", "request window", "at most 32 requests in flight per rank"},
+};
+
+StrategyOutput run_throttled(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
+  StrategyOutput out = async_strategy().run(m, o, passes);
+  out.max_outstanding = static_cast<std::uint32_t>(std::stoul(o.max_outstanding));   // one of kWindows
+  out.options["max_outstanding"] = out.max_outstanding;
+  return out;
+}
+
+constexpr OptionEntry kOptions[] = {{StrategyOption::max_outstanding, kWindows}};
+
+}  // namespace
+
+const Strategy& throttled_strategy() {
+  static const Strategy s{
+      .entry = {"throttled", "request window (ir/network_sim.h)", "one phase posted through a window of k requests per rank"},
+      .options = kOptions,
+      .run = run_throttled,
+      .sweep = StrategyOption::max_outstanding,
+      .needs_memory_limits = false,
+      .auto_skip = nullptr,
+      .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
+  };
+  return s;
+}
+
+}  // namespace commfit
