@@ -93,10 +93,13 @@ if os.path.exists(raw_path):
         best = measured.get(best_name)
         bounded = {k: v for k, v in m.items() if k.startswith("commfit:bounded/")}
         bb_name = min(bounded, key=bounded.get) if bounded else ""
+        throttled = {k: v for k, v in m.items() if k.startswith("commfit:throttled/")}
+        bt_name = min(throttled, key=throttled.get) if throttled else ""
         a2a = {k: v for k, v in m.items() if k.startswith("alltoallv:")}
         best_a2a_name = min(a2a, key=a2a.get) if a2a else ""
         for k, e in g["est"].items():
-            kind = "AC" if k == "AC" else "auto" if k.startswith("commfit:auto") else "phase plans"
+            kind = ("AC" if k == "AC" else "auto" if k.startswith("commfit:auto") else
+                    "throttled" if k.startswith("commfit:throttled/") else "phase plans")
             errors.setdefault((net, kind), []).append(abs(e - m[k]) / m[k])
         summ.append(OrderedDict([
             ("network", net), ("platform", plat), ("ranks", g["row"]["ranks"]), ("topology", g["row"]["topology"]), ("pattern", pat),
@@ -105,6 +108,7 @@ if os.path.exists(raw_path):
             ("commfit_auto_s", auto), ("auto_estimate_s", g["est"].get(auto_name)), ("commfit_direct_s", direct), ("AC_s", ac),
             ("AC4_s", m.get("AC/4")), ("AC16_s", m.get("AC/16")),
             ("best_bounded", bb_name.replace("commfit:", "")), ("best_bounded_s", bounded.get(bb_name)),
+            ("best_throttled", bt_name.replace("commfit:", "")), ("best_throttled_s", throttled.get(bt_name)),
             ("alltoallv_default_s", m.get("alltoallv:default")),
             ("best_alltoallv", best_a2a_name.replace("alltoallv:", "")), ("best_alltoallv_s", a2a.get(best_a2a_name)),
             ("best_method", best_name), ("best_s", best),
@@ -123,17 +127,21 @@ if os.path.exists(raw_path):
            "the alltoallv algorithms); `vs AC` = AC / auto. `est` = the planner's estimate of auto's plan.", ""]
     for net in OrderedDict((s_["network"], 1) for s_ in summ):
         md += ["### network %s" % net, "",
-               "| platform | pattern | bytes | msgs | h | auto chose | auto | est | AC | AC/4 | AC/16 | direct | best bounded | best alltoallv | best | ratio | vs AC | LB_link | notes |",
-               "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---|"]
+               "| platform | pattern | bytes | msgs | h | auto chose | auto | est | AC | AC/4 | AC/16 | direct | best bounded | best throttled | best alltoallv | best | ratio | vs AC | LB_link | notes |",
+               "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|---|"]
         for s_ in summ:
             if s_["network"] != net:
                 continue
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s %s | %s | %s | %s | %s |" % (
                 s_["platform"], s_["pattern"], s_["bytes"], s_["messages"], s_["h"], s_["auto_choice"], us(s_["commfit_auto_s"]),
                 us(s_["auto_estimate_s"]), us(s_["AC_s"]), us(s_["AC4_s"]), us(s_["AC16_s"]), us(s_["commfit_direct_s"]),
-                s_["best_bounded"], us(s_["best_bounded_s"]), s_["best_alltoallv"], us(s_["best_alltoallv_s"]),
+                s_["best_bounded"], us(s_["best_bounded_s"]), s_["best_throttled"], us(s_["best_throttled_s"]),
+                s_["best_alltoallv"], us(s_["best_alltoallv_s"]),
                 s_["best_method"].replace("alltoallv:", "a2av:").replace("commfit:", ""), us(s_["best_s"]),
                 rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]), s_["notes"]))
+        rows_n = [s_ for s_ in summ if s_["network"] == net and s_["ratio_auto_best"]]
+        within = sum(1 for s_ in rows_n if s_["ratio_auto_best"] <= 1.01)
+        md += ["", "auto within 1 %% of the best measured method on %d of %d rows." % (within, len(rows_n))]
         md.append("")
     md += ["### Estimate against simulation", "",
            "|estimate − simulated| / simulated, over every row and method that has an estimate (AC: the async plan's).", "",

@@ -8,6 +8,8 @@ module commfit_exec
 
   integer(c_int), parameter :: COMMFIT_EXEC_SUCCESS = 0
   integer(c_int), parameter :: COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1
+  ! max_outstanding: the plan's own request window (the default)
+  integer(c_int), parameter :: COMMFIT_EXEC_PLAN_WINDOW = -1
 
   type, bind(c) :: commfit_exec_options
     integer(c_int) :: protocol, barrier, pairwise, max_outstanding, count_check, check_consistency
