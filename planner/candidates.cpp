@@ -38,22 +38,18 @@ std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions&
   return rows;
 }
 
-namespace {
-
 // a beats b: a simulated estimate beats an analytic one (a plan beyond the simulation's limits is
 // priced without its contention, often far below what it costs: it is not bet on while a priced
 // plan exists); then a lower estimate; estimates equal up to floating-point rounding (1e-9
 // relative: an h-phase plan and the one-phase async plan of a uniform pattern price the same sums
 // in another order) go to fewer phases.
-bool cheaper(const CandidateRow& a, const CandidateRow& b) {
+bool candidate_cheaper(const CandidateRow& a, const CandidateRow& b) {
   if (a.simulated != b.simulated) return a.simulated;
   const double tol = 1e-9 * std::max(a.estimate_s, b.estimate_s);
   if (a.estimate_s < b.estimate_s - tol) return true;
   if (a.estimate_s > b.estimate_s + tol) return false;
   return a.phases < b.phases;
 }
-
-}  // namespace
 
 Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan) {
   Comparison c;
@@ -74,7 +70,7 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
       row.simulated = !plan.manifest.options.contains("estimate");   // pipeline.cpp notes an analytic one
       row.loose_s = plan.manifest.options.value("timing", "") == "async" ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
       row.lower_bound_s = plan.manifest.cost.lower_bound_s;
-      if (!c.chosen || cheaper(row, c.rows[*c.chosen])) {
+      if (!c.chosen || candidate_cheaper(row, c.rows[*c.chosen])) {
         c.chosen = k;
         if (keep_plan) c.plan = std::move(plan);
       }

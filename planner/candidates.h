@@ -32,6 +32,10 @@ struct Comparison {
   std::vector<std::string> log;        // every candidate's pass log (PlanReport::log), "name: " first
 };
 
+// auto's order: a simulated estimate before an analytic one, then the lower estimate, then (equal
+// up to 1e-9 relative) fewer phases.
+bool candidate_cheaper(const CandidateRow& a, const CandidateRow& b);
+
 // The candidate list for a matrix: `base` supplies seed, cost and the other options.
 std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions& base);
 

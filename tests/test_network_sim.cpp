@@ -155,6 +155,22 @@ TEST_CASE("throttled_plans_carry_their_window_and_are_offered_to_auto_one_per_k"
   CHECK(windowed.manifest.cost.estimate_s != ac.manifest.cost.estimate_s);
 }
 
+TEST_CASE("auto_prefers_a_simulated_estimate_to_an_analytic_one") {
+  CandidateRow sim, analytic;
+  sim.estimate_s = 3e-3;
+  sim.phases = 60;
+  analytic.estimate_s = 1e-3;   // no contention in it: often far below what the plan costs
+  analytic.phases = 1;
+  analytic.simulated = false;
+  CHECK(candidate_cheaper(sim, analytic));
+  CHECK_FALSE(candidate_cheaper(analytic, sim));
+  analytic.simulated = true;
+  CHECK(candidate_cheaper(analytic, sim));
+  sim.estimate_s = 1e-3 * (1 + 1e-12);   // equal up to rounding: fewer phases
+  CHECK(candidate_cheaper(analytic, sim));
+  CHECK_FALSE(candidate_cheaper(sim, analytic));
+}
+
 TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
   std::vector<CommMatrix> ms;
   for (std::uint64_t seed = 1; seed <= 2; ++seed) {   // 48 s sanitized with 3 seeds on a busy machine
