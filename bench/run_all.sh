@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every table and plot of docs/PERFORMANCE.md "Benchmarks at scale":
 #   1. the SMPI sweep (bench/smpi/run.py), under SimGrid's flow and InfiniBand models: commfit's
-#      auto, direct and bounded/k plans with their estimates, AC (also throttled to 4 and 16
+#      auto, direct, bounded/k and throttled/k plans with their estimates, AC (also throttled to 4 and 16
 #      outstanding requests) and SMPI's MPI_Alltoallv algorithms on simulated fat trees, tori and
 #      dragonflies;
 #   2. planner speed against Boost edge_coloring (bench/planner_speed);
