@@ -16,7 +16,8 @@
 //    rate is at most window / (2 latency), SimGrid's TCP-gamma bound;
 //  - a rank whose schedule carries a request window (max_outstanding k, ir/plan.h) posts its
 //    phase's receives and sends in the executor's global order of rank pairs, at most k in flight;
-//    each completion posts the next (an eager send completes as it is posted);
+//    completions are reaped one at a time (an eager receive's overhead paid then), each followed
+//    by the next posts (an eager send completes as it is posted);
 //  - network ib: each flow's rate bound is further divided by SimGrid's InfiniBand penalty
 //    (network_ib, after Vienne): a sender with n > 1 flows out pays n Bs (times ys when one of its
 //    receivers has more than 2 flows in); a flow into a receiver with c > 1 flows in pays

@@ -133,6 +133,15 @@ TEST_CASE("network_sim_replays_a_request_window_as_the_executor") {
   CHECK(sim(fan, Network::flow) == doctest::Approx(8e-6));
   for (RankSchedule& rs : fan.ranks) rs.max_outstanding = 2;
   CHECK(sim(fan, Network::flow) == doctest::Approx(8e-6));
+  // Completions are reaped one at a time, as the executor's MPI_Waitany loop does, and an eager
+  // receive's overhead is paid when it is reaped. Rank 0 (window 2) receives 1000 B from 1 and
+  // from 2, then sends 1000 B to 3. Both arrive at 5 us (posted at 1, latency 2, sharing its port
+  // for 2 us). It reaps the first (6 us), posts the send (7 us), reaps the second (8 us); the
+  // send's bytes arrive at 10 us and rank 3 completes it at 11 us. Charging both overheads on
+  // arrival would post the send at 8 us and end at 12.
+  Plan reap = one_phase(make_matrix(4, {{1, 0, 1000}, {2, 0, 1000}, {0, 3, 1000}}));
+  for (RankSchedule& rs : reap.ranks) rs.max_outstanding = 2;
+  CHECK(sim(reap, Network::flow) == doctest::Approx(11e-6));
 }
 
 TEST_CASE("throttled_plans_carry_their_window_and_are_offered_to_auto_one_per_k") {
