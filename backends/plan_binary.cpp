@@ -53,12 +53,13 @@ std::uint64_t get_u64(const std::uint8_t* p) {
 class InFile {
  public:
   explicit InFile(const std::filesystem::path& path) : name_(path.string()) {
-    fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading must not wait for a writer (it is refused below).
+    fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw InputError(name_, "", std::string("cannot open: ") + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd_);
-      throw InputError(name_, "", "not a regular file");
+      throw InputError(name_, "", "not a regular file (a FIFO, device, socket or directory is refused)");
     }
     size_ = static_cast<std::uint64_t>(st.st_size);
   }
@@ -284,8 +285,13 @@ std::uint64_t plan_binary_checksum(const void* data, std::size_t bytes, std::uin
 }
 
 bool is_plan_binary(const std::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
   char b[sizeof kMagic];
   const bool ok = ::pread(fd, b, sizeof b, 0) == static_cast<ssize_t>(sizeof b) &&
                   std::memcmp(b, kMagic, sizeof b) == 0;

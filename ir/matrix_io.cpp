@@ -4,11 +4,17 @@
 #include "ir/matrix_market.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <numeric>
 #include <optional>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace commfit {
 namespace {
@@ -506,19 +512,30 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
 
 std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
   const std::string file = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(file, "", "is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(file, "", "cannot open the file");
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size < 0) throw InputError(file, "", "cannot read the file");
-  if (static_cast<std::uint64_t>(size) > limit)
-    throw InputError(file, "", "file is " + std::to_string(static_cast<std::uint64_t>(size)) + " bytes, over the limit of " + std::to_string(limit));
+  // O_NONBLOCK so that a FIFO is refused instead of waiting for a writer; only regular files are
+  // read (a device such as /dev/zero would never end).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw InputError(file, "", "is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) throw InputError(file, "", "not a regular file (a FIFO, device or socket is refused)");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > limit)
+    throw InputError(file, "", "file is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
   std::string text(static_cast<std::size_t>(size), '\0');
-  in.seekg(0);
-  in.read(text.data(), size);
-  if (!in) throw InputError(file, "", "cannot read the file");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+    if (n == 0) throw InputError(file, "", "the file shrank while it was read");
+    done += static_cast<std::size_t>(n);
+  }
   return text;
 }
 

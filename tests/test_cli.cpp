@@ -2,6 +2,7 @@
 // no output on failure.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,12 +110,40 @@ TEST_CASE("cli_usage_errors_exit_2_without_output") {
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
   r = commfit("plan missing.json -o none.plan");
   CHECK(r.status == 2);
-  CHECK(r.err == "commfit: error: missing.json: cannot open the file\n");
+  CHECK(r.err == "commfit: error: missing.json: cannot open the file: No such file or directory\n");
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
   r = commfit("plan --no-such-flag x.json");
   CHECK(r.status == 2);
   r = commfit("frobnicate");
   CHECK(r.status == 2);
+}
+
+// A FIFO nobody writes (as a matrix, a rank file of a plan directory or a binary plan) is
+// refused at once with exit 2; it used to block every reader in open().
+TEST_CASE("cli_fifo_inputs_are_refused") {
+  const fs::path fifo = scratch_dir() / "fifo.json";
+  fs::remove(fifo);
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  auto r = commfit("plan fifo.json -o fifo.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: fifo.json: not a regular file (a FIFO, device or socket is refused)\n");
+  CHECK(!fs::exists(scratch_dir() / "fifo.plan"));
+  r = commfit("verify fifo.json " + example("stencil2d_16.json"));
+  CHECK(r.status == 2);
+  CHECK(r.err.find("not a regular file") != std::string::npos);
+
+  r = commfit("plan " + example("stencil2d_16.json") + " -o fifodir.plan");
+  REQUIRE(r.status == 0);
+  const fs::path rank_file = scratch_dir() / "fifodir.plan" / "rank-00003.json";
+  fs::remove(rank_file);
+  REQUIRE(mkfifo(rank_file.c_str(), 0644) == 0);
+  r = commfit("verify " + example("stencil2d_16.json") + " fifodir.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("rank-00003.json: not a regular file") != std::string::npos);
+  r = commfit("show fifodir.plan --rank 3");
+  CHECK(r.status == 2);
+  fs::remove_all(scratch_dir() / "fifodir.plan");
+  fs::remove(fifo);
 }
 
 TEST_CASE("cli_print_after_and_verify_each") {
