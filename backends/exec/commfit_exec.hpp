@@ -107,7 +107,8 @@ class Executor {
   Executor& operator=(Executor&&) noexcept;
   ~Executor();   // frees the duplicated communicator: destroy on all ranks before MPI_Finalize
 
-  // MPI_Alltoallv semantics, counts and displacements in bytes.
+  // MPI_Alltoallv semantics, counts and displacements in bytes. One call at a time per Executor: a
+  // second thread calling while another is inside execute gets Error (usage) on its rank only.
   void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
                const int* recvcounts, const int* rdispls);
   // Counts in elements of elem_size bytes, displacements in elements.

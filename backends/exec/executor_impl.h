@@ -5,6 +5,7 @@
 #include "backends/exec/commfit_exec.hpp"
 #include "ir/plan.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,6 +79,9 @@ struct Executor::Impl {
   std::vector<MPI_Request> requests;   // sized at load for the busiest phase
   std::vector<int> indices;
   bool counts_agreed = false;
+  // Set while execute runs: a second thread calling execute on the same Executor is refused
+  // (its collectives would interleave with the first call's and hang every rank).
+  std::atomic<bool> busy{false};
   char ready_byte = 0;
   int check_mine = 0, check_first = 0;          // the count check's MPI_Iallreduce
   MPI_Request check_request = MPI_REQUEST_NULL;

@@ -153,6 +153,16 @@ void Executor::Impl::replay(const Call& c) {
 }
 
 void Executor::Impl::run(const Call& c, const std::string* usage_error) {
+  if (busy.exchange(true, std::memory_order_acquire))
+    throw Error(Error::Kind::usage, rank,
+                "rank " + std::to_string(rank) +
+                    ": execute was called while another thread is inside execute on the same Executor; an "
+                    "Executor runs one call at a time (give each thread its own Executor: each has its own "
+                    "communicator)");
+  struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(false, std::memory_order_release); }
+  } release{busy};
   if (options.count_check == CountCheck::first_call && counts_agreed) {
     // Trusted calls: a local check only; a mismatch cannot be told to the others.
     if (usage_error != nullptr || !counts_match(c, nullptr)) {

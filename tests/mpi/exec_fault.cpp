@@ -7,6 +7,7 @@
 #include "handmade_plans.h"
 #include "support.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -15,7 +16,11 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <regex>
+#include <thread>
+
+#include <sys/stat.h>
 
 using namespace commfit;
 using namespace commfit::mpitest;
@@ -123,6 +128,31 @@ const std::map<std::string, std::function<void()>> faults = {
        });
        exec::Executor::load(file.string(), MPI_COMM_WORLD);
      }},
+    {"fifo_rank_file", [] {   // rank 1's file is a FIFO nobody writes: refused, not waited on
+       const fs::path dir = write_dir(round_robin_plan(matrix_a(size)), "fifo.plan");
+       const fs::path file = dir / rank_file_name(1, size);
+       if (rank == 0 && (!fs::remove(file) || mkfifo(file.c_str(), 0644) != 0)) MPI_Abort(MPI_COMM_WORLD, 1);
+       MPI_Barrier(MPI_COMM_WORLD);
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"two_threads", [] {   // rank 0 calls execute from a second thread while the first is inside it
+       // Rank 1 enters 2 s late, so rank 0's first call (it receives from every rank) is still
+       // waiting when the second thread calls, 0.3 s in. Only the second call fails.
+       const CommMatrix m = random_matrix(size, 1.0, 5000, 303, true);
+       auto ex = exec::Executor::load(write_dir(round_robin_plan(m), "th.plan").string(), MPI_COMM_WORLD);
+       if (rank == 1) std::this_thread::sleep_for(std::chrono::seconds(2));
+       if (rank != 0) return execute_with(ex, m);
+       std::thread first([&] { execute_with(ex, m); });
+       std::this_thread::sleep_for(std::chrono::milliseconds(300));
+       std::optional<exec::Error> second;
+       try {
+         execute_with(ex, m);
+       } catch (const exec::Error& e) {
+         second = e;
+       }
+       first.join();
+       if (second) throw *second;
+     }},
     {"mixed_plans", [] {   // odd ranks load a plan of another matrix
        const fs::path a = write_dir(round_robin_plan(matrix_a(size)), "a.plan");
        const fs::path b = write_dir(round_robin_plan(matrix_b(size)), "b.plan");
@@ -174,7 +204,8 @@ const std::map<std::string, std::function<void()>> faults = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const auto it = argc == 2 ? faults.find(argv[1]) : faults.end();
