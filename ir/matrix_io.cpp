@@ -8,7 +8,6 @@
 #include <cstring>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <optional>
 
