@@ -1,5 +1,6 @@
 #include "backends/plan_binary.h"
 
+#include "backends/atomic_output.h"
 #include "backends/interrupt.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
@@ -299,6 +300,34 @@ bool is_plan_binary(const std::filesystem::path& file) {
   return ok;
 }
 
+namespace {
+
+void refuse_unless_plan_binary(const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  const std::string name = file.string();
+  if (!file.has_filename() || file.filename() == "." || file.filename() == "..")
+    throw UsageError("cannot write a binary plan to \"" + name + "\": give the file a name");
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(file, ec);
+  if (!fs::exists(st)) {
+    const fs::path parent = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+    if (!fs::is_directory(parent, ec))
+      throw UsageError("cannot write " + name + ": " + parent.string() + (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
+    return;
+  }
+  if (fs::is_symlink(st))
+    throw UsageError(name + " is a symbolic link: not replacing it (give the file it points to, or remove the link)");
+  if (fs::is_directory(st)) throw UsageError(name + " is a directory: the binary form of a plan is one file");
+  if (!is_plan_binary(file)) throw UsageError(name + " exists and is not a commfit binary plan: not replacing it");
+}
+
+}  // namespace
+
+void check_plan_output(const std::filesystem::path& out) {
+  if (out.extension() == ".cfp") refuse_unless_plan_binary(out);
+  else check_plan_dir_output(out);
+}
+
 void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
   const Manifest& m = plan.manifest;
   commfit_assert(m.ranks > 0 && plan.ranks.size() == static_cast<std::size_t>(m.ranks),
@@ -311,10 +340,9 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
 
   const std::string name = file.string();
   std::error_code ec;
-  if (std::filesystem::exists(file, ec) && !is_plan_binary(file))
-    throw UsageError(name + " exists and is not a commfit binary plan: not overwriting it");
-  const std::filesystem::path tmp =
-      file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  refuse_unless_plan_binary(file);
+  clean_stale_temps(file);
+  const std::filesystem::path tmp = temp_sibling(file);
   const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial file
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UsageError("cannot create " + tmp.string() + ": " + std::strerror(errno));

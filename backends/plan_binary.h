@@ -31,8 +31,14 @@ inline constexpr std::size_t kPlanBinaryStepBytes = 48;
 // True when the file starts with the binary plan's magic (false when unreadable).
 bool is_plan_binary(const std::filesystem::path& file);
 
-// Writes the plan atomically (a temporary sibling renamed over `file` when complete).
+// Writes the plan atomically (a temporary sibling renamed over `file` when complete). Replaces
+// only a binary plan (not a symbolic link, a directory or any other file).
 void write_plan_binary(const Plan& plan, const std::filesystem::path& file);
+
+// The checks the writers make before they replace `out` (a binary plan when it ends in .cfp,
+// else a plan directory: refuse_unless_plan_dir), made early so that nothing is planned or
+// read in vain. Throws UsageError.
+void check_plan_output(const std::filesystem::path& out);
 
 // Reads and checks rank `rank`'s slice only (header, one index entry, one slice).
 RankSchedule read_rank_schedule_binary(const std::filesystem::path& file, Rank rank);

@@ -1,12 +1,17 @@
 #include "backends/plan_dir.h"
 
+#include "backends/atomic_output.h"
 #include "backends/interrupt.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -123,9 +128,10 @@ std::vector<PeerBytes> peer_list(const json& v, const std::string& file, const s
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw UsageError("cannot create " + path.string());
+  if (!f) throw UsageError("cannot create " + path.string() + ": " + std::strerror(errno));
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw UsageError("cannot write " + path.string() + " (disk full?)");
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) throw UsageError("cannot write " + path.string() + ": " + std::strerror(ok ? errno : err));
 }
 
 }  // namespace
@@ -295,13 +301,26 @@ RankSchedule read_rank_schedule(const std::filesystem::path& file) {
   return parse_rank_schedule(read_text_file(file), file.string());
 }
 
-Plan read_plan_dir(const std::filesystem::path& dir) {
+namespace {
+
+// Reads the plan in the open directory `dir_fd` (named `dir` in messages).
+Plan read_plan_at(const std::filesystem::path& dir, int dir_fd) {
+  auto read_at = [&](const std::string& name) {
+    const std::string shown = (dir / name).string();
+    try {
+      return read_text_file_at(dir_fd, name, shown);
+    } catch (const InputError& e) {
+      if (name != "manifest.json" && e.problem().ends_with(std::strerror(ENOENT))) throw InputError(shown, "", "rank schedule is missing");
+      throw;
+    }
+  };
   Plan plan;
-  plan.manifest = read_manifest(dir);
+  plan.manifest = parse_manifest(read_at("manifest.json"), (dir / "manifest.json").string());
   plan.ranks.reserve(static_cast<std::size_t>(plan.manifest.ranks));
   for (Rank r = 0; r < plan.manifest.ranks; ++r) {
-    const auto path = dir / rank_file_name(r, plan.manifest.ranks);
-    RankSchedule rs = read_rank_schedule(path);
+    const std::string name = rank_file_name(r, plan.manifest.ranks);
+    const auto path = dir / name;
+    RankSchedule rs = parse_rank_schedule(read_at(name), path.string());
     if (rs.rank != r) throw InputError(path.string(), "/rank", "file of rank " + std::to_string(r) + " holds rank " + std::to_string(rs.rank));
     if (rs.ranks != plan.manifest.ranks) throw InputError(path.string(), "/ranks", "rank count differs from the manifest's " + std::to_string(plan.manifest.ranks));
     if (rs.matrix_fingerprint != plan.manifest.matrix_fingerprint) throw InputError(path.string(), "/matrix_fingerprint", "differs from the manifest's: the files come from different plans");
@@ -311,28 +330,112 @@ Plan read_plan_dir(const std::filesystem::path& dir) {
   return plan;
 }
 
-void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
+}  // namespace
+
+// Every file is read relative to one open directory, so that a plan swapped in at `dir` while we
+// read (backends/atomic_output.h) is never mixed with the old one. The writer removes the old
+// directory after the swap, so a read can lose files under it: if `dir` then names another
+// directory than the one read, the read starts again on the new one.
+Plan read_plan_dir(const std::filesystem::path& dir) {
+  read_manifest(dir);   // the messages for what is not a plan directory
+  for (int attempt = 1;; ++attempt) {
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(errno));
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{dir_fd};
+    try {
+      return read_plan_at(dir, dir_fd);
+    } catch (const InputError&) {
+      struct stat now {}, held {};
+      const bool swapped = ::stat(dir.c_str(), &now) == 0 && ::fstat(dir_fd, &held) == 0 &&
+                           (now.st_ino != held.st_ino || now.st_dev != held.st_dev);
+      if (!swapped || attempt == 8) throw;   // a real problem, or a plan replaced without pause
+    }
+  }
+}
+
+namespace {
+
+bool is_rank_file_name(const std::string& name) {
+  if (name.size() < 15 || name.rfind("rank-", 0) != 0 || !name.ends_with(".json")) return false;
+  return name.find_first_not_of("0123456789", 5) == name.size() - 5;
+}
+
+}  // namespace
+
+void refuse_unless_plan_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  const std::string name = dir.string();
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw UsageError("cannot inspect " + name + ": " + ec.message());
+  if (!fs::exists(st)) return;
+  if (fs::is_symlink(st))
+    throw UsageError(name + " is a symbolic link: not replacing it (give the directory it points to, or remove the link)");
+  if (!fs::is_directory(st)) throw UsageError(name + " exists and is not a commfit plan directory: not replacing it");
+  const std::string refuse = name + " is not a commfit plan directory";
+  const std::string advice = ": not replacing it (remove it yourself or choose another -o)";
+  bool manifest = false;
+  std::string foreign;   // the first in name order, so that the message does not depend on the listing's
+  std::size_t foreigners = 0;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) throw UsageError("cannot list " + name + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw UsageError("cannot list " + name + ": " + ec.message());
+    const std::string entry = it->path().filename().string();
+    const bool regular = it->symlink_status(ec).type() == fs::file_type::regular;
+    if (regular && entry == "manifest.json") {
+      manifest = true;
+    } else if (!(regular && is_rank_file_name(entry))) {
+      if (foreigners++ == 0 || entry < foreign) foreign = entry;
+    }
+  }
+  if (ec) throw UsageError("cannot list " + name + ": " + ec.message());
+  if (foreigners > 0)
+    throw UsageError(refuse + " (it holds " + foreign +
+                     (foreigners > 1 ? " and " + std::to_string(foreigners - 1) + " more that are not plan files" : "") + ")" + advice);
+  if (!manifest) throw UsageError(refuse + " (no manifest.json)" + advice);
+  std::string text;
+  try {
+    text = read_text_file(dir / "manifest.json", std::size_t{64} << 20);
+  } catch (const InputError& e) {
+    throw UsageError(refuse + " (" + e.problem() + " in manifest.json)" + advice);
+  }
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("format") || j["format"] != "commfit-plan")
+    throw UsageError(refuse + " (its manifest.json is not a commfit plan manifest)" + advice);
+}
+
+std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir_in) {
   namespace fs = std::filesystem;
   const fs::path dir = dir_in.has_filename() ? dir_in : dir_in.parent_path();
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::exists(dir / "manifest.json", ec)))
-    throw UsageError(dir.string() + " exists and is not a commfit plan: not overwriting it");
-  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  if (!fs::is_directory(parent, ec)) throw UsageError("cannot write " + dir.string() + ": " + parent.string() + " is not a directory");
   const std::string base = dir.filename().string();
-  const fs::path tmp = parent / ("." + base + ".tmp-" + std::to_string(::getpid()));
+  if (base.empty() || base == "." || base == "..")
+    throw UsageError("cannot write a plan to \"" + dir_in.string() + "\": give the plan directory a name");
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec))
+    throw UsageError("cannot write " + dir.string() + ": " + parent.string() +
+                     (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
+  refuse_unless_plan_dir(dir);
+  return dir;
+}
+
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
+  namespace fs = std::filesystem;
+  const fs::path dir = check_plan_dir_output(dir_in);   // checked again at the swap
+  std::error_code ec;
+  clean_stale_temps(dir);
+  const fs::path tmp = temp_sibling(dir);
   const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial plan
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec)) throw UsageError("cannot create " + tmp.string() + ": " + ec.message());
   try {
     write_file(tmp / "manifest.json", manifest_json(plan.manifest));
     for (const RankSchedule& r : plan.ranks) write_file(tmp / rank_file_name(r.rank, plan.manifest.ranks), rank_schedule_json(r));
-    // Replace an older plan: move it aside, move the new one in, then drop the old one.
-    const fs::path old = parent / ("." + base + ".old-" + std::to_string(::getpid()));
-    const bool had_old = fs::exists(dir, ec);
-    if (had_old) fs::rename(dir, old);
-    fs::rename(tmp, dir);
-    if (had_old) fs::remove_all(old, ec);
+    publish_directory(tmp, dir, refuse_unless_plan_dir);
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

@@ -1,5 +1,5 @@
 // The plan directory of docs/FORMAT.md §3: manifest.json and one rank-NNNNN.json per rank.
-// Writing is atomic: everything goes to a temporary sibling directory that is renamed over the
+// Writing is atomic: everything goes to a temporary sibling directory that is swapped with the
 // target only when complete. Reading validates every field and throws InputError naming the
 // file, the JSON pointer and the problem.
 #pragma once
@@ -25,6 +25,17 @@ Manifest read_manifest(const std::filesystem::path& dir);
 RankSchedule read_rank_schedule(const std::filesystem::path& file);
 Plan read_plan_dir(const std::filesystem::path& dir);
 
+// Throws UsageError unless `dir` is missing or a commfit plan directory: a real directory (not a
+// symbolic link) holding a manifest.json of the plan format and nothing but manifest.json and
+// rank-N.json regular files. Only such a directory is ever replaced.
+void refuse_unless_plan_dir(const std::filesystem::path& dir);
+
+// The checks write_plan_dir makes before it writes: a name (not "." or ".."), an existing parent
+// directory, refuse_unless_plan_dir. Returns the directory (a trailing '/' dropped).
+std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir);
+
+// Writes to a temporary sibling, then swaps it in (backends/atomic_output.h): a reader of `dir`
+// sees the old plan or the new one. Refuses to replace anything refuse_unless_plan_dir refuses.
 void write_plan_dir(const Plan& plan, const std::filesystem::path& dir);
 
 }  // namespace commfit

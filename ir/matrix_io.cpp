@@ -509,12 +509,10 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   return out;
 }
 
-std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
-  const std::string file = path.string();
-  // O_NONBLOCK so that a FIFO is refused instead of waiting for a writer; only regular files are
-  // read (a device such as /dev/zero would never end).
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
+namespace {
+
+// Reads the open file `fd` (named `file` in messages), closing it.
+std::string read_text_fd(const int fd, const std::string& file, std::size_t limit) {
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -536,6 +534,23 @@ std::string read_text_file(const std::filesystem::path& path, std::size_t limit)
     done += static_cast<std::size_t>(n);
   }
   return text;
+}
+
+}  // namespace
+
+// O_NONBLOCK so that a FIFO is refused instead of waiting for a writer; only regular files are
+// read (a device such as /dev/zero would never end).
+std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
+  const std::string file = path.string();
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
+  return read_text_fd(fd, file, limit);
+}
+
+std::string read_text_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(shown, "", std::string("cannot open the file: ") + std::strerror(errno));
+  return read_text_fd(fd, shown, limit);
 }
 
 MatrixFile read_matrix(const std::filesystem::path& path) {

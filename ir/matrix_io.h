@@ -38,6 +38,12 @@ MatrixFile read_matrix(const std::filesystem::path& path);
 // Reads a whole file with a size limit; throws InputError when unreadable or too large.
 std::string read_text_file(const std::filesystem::path& path, std::size_t limit = kMaxInputBytes);
 
+// The same for `name` inside the open directory `dir_fd` (openat), named `shown` in messages:
+// the files of one directory read this way all come from that directory even if its path is
+// renamed or swapped meanwhile.
+std::string read_text_file_at(int dir_fd, const std::string& name, const std::string& shown,
+                              std::size_t limit = kMaxInputBytes);
+
 // Writes a matrix as JSON (sparse "messages" triplets); used by generators and tests.
 std::string matrix_json(const CommMatrix& m);
 

@@ -3,6 +3,7 @@
 // directory. Both are checked completely on the way (every rank file, every checksum) and
 // written atomically. Exit 0, or 2 with "commfit: error: FILE: PLACE: problem".
 #include "backends/plan_binary.h"
+#include "backends/plan_dir.h"
 #include "ir/error.h"
 #include "planner/commands.h"
 
@@ -29,6 +30,7 @@ int run_convert(const ConvertCommand& c) {
     return 0;
   }
   if (!fs::exists(c.in, ec)) throw InputError(c.in, "", "no such plan directory or binary plan file");
+  check_plan_dir_output(c.out);
   convert_plan_binary_to_dir(c.in, c.out);
   std::printf("commfit: wrote %s (plan directory) from %s\n", c.out.c_str(), c.in.c_str());
   return 0;

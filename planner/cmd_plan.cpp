@@ -110,6 +110,8 @@ int run_plan(const PlanCommand& c) {
       throw UsageError("--print-after \"" + c.plan.print_after + "\" is not a pass that returns a schedule (choose from: " + names + ")");
     }
   }
+  const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
+  check_plan_output(out);   // refuse a path we would not replace before reading or planning
   MatrixFile in = read_matrix(c.matrix);
   PlanOptions o = c.plan;
   if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
@@ -122,7 +124,6 @@ int run_plan(const PlanCommand& c) {
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   apply_network_flags(*c.network, o.cost.network);
-  const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
   check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
   PlanReport report;

@@ -51,8 +51,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "commfit: error: %s\n", e.what());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::fprintf(stderr, "commfit: error: %s\n", e.what());
-    return 1;
+    // A file-system failure the commands did not word themselves: still the one-line form and
+    // exit 2 (what was done to which path, and why).
+    std::string what = e.what();
+    if (what.rfind("filesystem error: ", 0) == 0) what.erase(0, 18);
+    if (const auto bracket = what.find(" ["); bracket != std::string::npos) what.erase(bracket);
+    const std::string path = e.path1().empty() ? "" : e.path1().string() + ": ";
+    std::fprintf(stderr, "commfit: error: %s%s\n", path.c_str(), what.c_str());
+    return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "commfit: error: out of memory\n");
     return 1;

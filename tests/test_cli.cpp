@@ -146,6 +146,154 @@ TEST_CASE("cli_fifo_inputs_are_refused") {
   fs::remove(fifo);
 }
 
+// -o replaces only what is a commfit plan, and says why it will not replace anything else (exit 2,
+// nothing touched); stale temporaries of dead writers are cleaned by the next write (issue 21).
+TEST_CASE("cli_output_replaces_only_plans") {
+  const std::string plan = "plan " + example("stencil2d_16.json") + " -q -o ";
+  const fs::path d = scratch_dir();
+  // A user's directory that happens to hold a manifest.json.
+  fs::remove_all(d / "proj");
+  fs::create_directories(d / "proj" / "src");
+  std::ofstream(d / "proj" / "manifest.json") << "{\"name\": \"my project\", \"version\": 3}";
+  std::ofstream(d / "proj" / "src" / "main.c") << "int main() { return 0; }\n";
+  std::ofstream(d / "proj" / "README") << "mine\n";
+  auto r = commfit(plan + "proj");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: proj is not a commfit plan directory (it holds README and 1 more that are not plan files): "
+                 "not replacing it (remove it yourself or choose another -o)\n");
+  r = commfit("plan " + example("stencil2d_16.json") + " -q -o p.cfp");
+  REQUIRE(r.status == 0);
+  r = commfit("convert p.cfp proj");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("commfit: error: proj is not a commfit plan directory (it holds README"));
+  CHECK(slurp(d / "proj" / "src" / "main.c") == "int main() { return 0; }\n");
+  CHECK(slurp(d / "proj" / "README") == "mine\n");
+  fs::remove(d / "proj" / "README");
+  fs::remove_all(d / "proj" / "src");
+  r = commfit(plan + "proj");   // a manifest.json alone that is not a plan's
+  CHECK(r.status == 2);
+  CHECK(r.err.find("(its manifest.json is not a commfit plan manifest)") != std::string::npos);
+  fs::remove_all(d / "proj");
+
+  // A plan directory with a file of the user's in it.
+  REQUIRE(commfit(plan + "good.plan").status == 0);
+  REQUIRE(commfit(plan + "good.plan").status == 0);   // a plan replaces a plan
+  std::ofstream(d / "good.plan" / "NOTES.txt") << "keep me\n";
+  r = commfit(plan + "good.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("(it holds NOTES.txt)") != std::string::npos);
+  CHECK(slurp(d / "good.plan" / "NOTES.txt") == "keep me\n");
+  fs::remove(d / "good.plan" / "NOTES.txt");
+
+  // Symbolic links, live or dangling, are not followed or replaced; "." and a missing parent.
+  fs::remove(d / "link.plan");
+  fs::remove(d / "dangling.plan");
+  fs::create_directory_symlink("good.plan", d / "link.plan");
+  fs::create_directory_symlink("nowhere", d / "dangling.plan");
+  for (const char* link : {"link.plan", "dangling.plan"}) {
+    r = commfit(plan + link);
+    CHECK(r.status == 2);
+    CHECK(r.err == std::string("commfit: error: ") + link +
+                       " is a symbolic link: not replacing it (give the directory it points to, or remove the link)\n");
+    CHECK(fs::is_symlink(d / link));
+  }
+  r = commfit("plan " + example("stencil2d_16.json") + " -q -o link.cfp");
+  CHECK(r.status == 0);   // a new name beside the links is fine
+  r = commfit("plan " + example("stencil2d_16.json") + " -q -o dangling.plan/../x.cfp");
+  CHECK(r.status == 2);
+  r = commfit("verify " + example("stencil2d_16.json") + " link.plan");   // reading through a link is fine
+  CHECK(r.status == 0);
+  const Result dot = commfit("plan " + example("stencil2d_16.json") + " -q -o good.plan/.");
+  CHECK(dot.status == 2);
+  CHECK(dot.err == "commfit: error: cannot write a plan to \"good.plan/.\": give the plan directory a name\n");
+  r = commfit(plan + "nodir/x.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: cannot write nodir/x.plan: nodir does not exist\n");
+  r = commfit(plan + "p.cfp/x.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: cannot write p.cfp/x.plan: p.cfp is not a directory\n");
+  r = commfit(plan + "good.plan.cfp");
+  CHECK(r.status == 0);
+  r = commfit("plan " + example("stencil2d_16.json") + " -q -o good.plan/rank-00000.json.cfp");
+  CHECK(r.status == 0);   // a file inside a plan directory is the user's business...
+  r = commfit(plan + "good.plan");
+  CHECK(r.status == 2);   // ...and the directory is no longer a plan
+  fs::remove(d / "good.plan" / "rank-00000.json.cfp");
+
+  // Leftovers of a killed writer on this host are removed; another host's are left alone.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  ::waitpid(dead, nullptr, 0);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string tag = host[0] ? host : "localhost";
+  for (char& c : tag)
+    if (c == '/' || c == '-') c = '_';
+  const fs::path stale = d / (".good.plan.tmp-" + tag + "-" + std::to_string(dead));
+  const fs::path old = d / (".good.plan.old-" + tag + "-" + std::to_string(dead));
+  const fs::path other = d / (".good.plan.tmp-elsewhere-" + std::to_string(dead));
+  for (const fs::path& p : {stale, old, other}) {
+    fs::create_directories(p);
+    std::ofstream(p / "rank-00000.json") << "{}";
+  }
+  REQUIRE(commfit(plan + "good.plan").status == 0);
+  CHECK(!fs::exists(stale));
+  CHECK(!fs::exists(old));
+  CHECK(fs::exists(other));
+  for (const char* name : {"good.plan", "link.plan", "dangling.plan", "p.cfp", "link.cfp", "good.plan.cfp"}) fs::remove_all(d / name);
+  fs::remove_all(other);
+}
+
+// A plan directory re-planned while others read it: every reader sees one whole plan, old or
+// new (a mix used to fail "rank schedule is missing" or "phase count differs"), every writer
+// succeeds, and nothing is left behind.
+TEST_CASE("cli_replan_while_reading") {
+  const std::string matrix = example("random_sparse_32.json");
+  const fs::path d = scratch_dir();
+  REQUIRE(commfit("plan " + matrix + " -q -o race.plan").status == 0);
+  std::vector<pid_t> writers;
+  for (int w = 0; w < 3; ++w) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int bad = 0;
+      for (int i = 0; i < 15; ++i) {
+        const std::string cmd = "cd " + d.string() + " && " COMMFIT_EXE " plan " + matrix + " -q -o race.plan --strategy " +
+                                (i % 2 ? "two-stage" : "direct");
+        if (std::system(cmd.c_str()) != 0) ++bad;
+      }
+      ::_exit(bad);
+    }
+    writers.push_back(pid);
+  }
+  int failed_reads = 0, reads = 0, failed_writers = 0;
+  std::string first_failure;
+  std::size_t done = 0;
+  auto reap = [&](int flags) {
+    for (pid_t& w : writers) {
+      int status = 0;
+      if (w > 0 && ::waitpid(w, &status, flags) == w) {
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) ++failed_writers;
+        w = -1;
+        ++done;
+      }
+    }
+  };
+  for (; done < writers.size() && reads < 400; ++reads) {
+    const Result r = commfit("verify " + matrix + " race.plan");
+    if (r.status != 0 && failed_reads++ == 0) first_failure = r.err;
+    reap(WNOHANG);
+  }
+  reap(0);
+  INFO(first_failure);
+  CHECK(failed_reads == 0);
+  CHECK(failed_writers == 0);
+  CHECK(reads > 5);
+  for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find("race.plan.") == std::string::npos);
+  fs::remove_all(d / "race.plan");
+}
+
 TEST_CASE("cli_print_after_and_verify_each") {
   // --print-after PASS: the schedule that pass returned, on stderr; the plan is written as usual.
   Result r = commfit("plan " + example("transport_fig1.json") + " -o pa.plan --algorithm rs_n --print-after decompose");
