@@ -40,8 +40,9 @@ class Fields {
   std::string at(const char* key) const { return place_ + "/" + key; }
   std::uint64_t uint(const char* key, std::uint64_t max = ~std::uint64_t{0}) { return as_uint(need(key), at(key), max); }
   std::uint64_t as_uint(const json& v, const std::string& place, std::uint64_t max) const {
-    if (!v.is_number_unsigned()) throw InputError(file_, place, "expected a non-negative integer, got " + v.dump());
-    const auto x = v.get<std::uint64_t>();
+    const bool negative_zero = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() == 0;   // "-0"
+    if (!v.is_number_unsigned() && !negative_zero) throw InputError(file_, place, "expected a non-negative integer, got " + v.dump());
+    const auto x = negative_zero ? std::uint64_t{0} : v.get<std::uint64_t>();
     if (x > max) throw InputError(file_, place, v.dump() + " is out of range (at most " + std::to_string(max) + ")");
     return x;
   }

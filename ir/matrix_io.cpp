@@ -58,6 +58,37 @@ const char* kind_of(const json& v) {
   }
 }
 
+// A non-negative integer. Ranks and rank counts must be integers in the JSON text (1.0 is
+// refused: a real number where a rank belongs is a generator's bug, not a convenience); sizes and
+// memory may be written as whole reals (100.0, 1e3), as float-printing generators write them
+// (docs/FORMAT.md §2). "-0" is 0. Returns the problem, or nothing and sets `out`.
+enum class Reals { refused, whole_ok };
+std::optional<std::string> uint_problem(const json& v, const std::string& what, Reals reals, std::uint64_t& out) {
+  if (v.is_number_unsigned()) {
+    out = v.get<std::uint64_t>();
+    return std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    if (v.get<std::int64_t>() == 0) {   // the parser gives "-0" as a signed 0
+      out = 0;
+      return std::nullopt;
+    }
+    return "negative " + what + " " + v.dump();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d < 0) return "negative " + what + " " + v.dump();
+    if (d != std::floor(d)) return "fractional " + what + " " + v.dump();
+    if (reals == Reals::refused)
+      return what + " " + v.dump() + " is a real number: write it as an integer" +
+             (d < 2147483648.0 ? " (" + std::to_string(static_cast<std::uint64_t>(d)) + ")" : "");
+    if (d > 9007199254740992.0) return what + " " + v.dump() + " is too large";
+    out = static_cast<std::uint64_t>(d);
+    return std::nullopt;
+  }
+  return "expected a non-negative integer " + what + ", got " + kind_of(v);
+}
+
 // A raw message as read: kept with its index so errors can name /messages/K.
 struct RawMessage {
   std::int64_t src, dst;
@@ -218,19 +249,8 @@ class MatrixSax {
       return fail_at(pointer_upto(2), "a message is [src, dst, bytes]: expected 3 numbers, got more");
     const char* what = is_bytes ? "size" : (f.index == 0 ? "src rank" : "dst rank");
     std::uint64_t value = 0;
-    if (v.is_number_unsigned()) {
-      value = v.get<std::uint64_t>();
-    } else if (v.is_number_integer()) {
-      return fail_here(std::string("negative ") + what + " " + v.dump());
-    } else if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (d < 0) return fail_here(std::string("negative ") + what + " " + v.dump());
-      if (d != std::floor(d)) return fail_here(std::string("fractional ") + what + " " + v.dump() + (is_bytes ? " (sizes are whole bytes)" : ""));
-      if (d > 9007199254740992.0) return fail_here(std::string(what) + " " + v.dump() + " is too large");
-      value = static_cast<std::uint64_t>(d);
-    } else {
-      return fail_here(std::string("expected a non-negative integer ") + what + ", got " + kind_of(v));
-    }
+    if (auto problem = uint_problem(v, what, is_bytes ? Reals::whole_ok : Reals::refused, value))
+      return fail_here(*problem + (is_bytes && problem->starts_with("fractional") ? " (sizes are whole bytes)" : ""));
     if (is_bytes && value > kMaxMessageBytes)
       return fail_here("size " + std::to_string(value) + " exceeds the limit of 2^53 bytes");
     if (!is_bytes && value > 2147483646u)
@@ -285,18 +305,11 @@ class MatrixSax {
 };
 
 std::uint64_t require_uint(const json& v, const std::string& file, const std::string& place,
-                           const char* what, std::uint64_t max) {
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
-  if (v.is_number_unsigned()) throw InputError(file, place, std::string(what) + " " + v.dump() + " is too large");
-  if (v.is_number_integer()) throw InputError(file, place, std::string("negative ") + what + " " + v.dump());
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (d < 0) throw InputError(file, place, std::string("negative ") + what + " " + v.dump());
-    if (d != std::floor(d)) throw InputError(file, place, std::string("fractional ") + what + " " + v.dump());
-    if (d > static_cast<double>(max)) throw InputError(file, place, std::string(what) + " " + v.dump() + " is too large");
-    return static_cast<std::uint64_t>(d);
-  }
-  throw InputError(file, place, std::string("expected a non-negative integer ") + what + ", got " + kind_of(v));
+                           const char* what, std::uint64_t max, Reals reals) {
+  std::uint64_t value = 0;
+  if (auto problem = uint_problem(v, what, reals, value)) throw InputError(file, place, *problem);
+  if (value > max) throw InputError(file, place, std::string(what) + " " + v.dump() + " is too large");
+  return value;
 }
 
 std::string default_name(const std::string& file) {
@@ -367,7 +380,7 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
   if (!version.is_number() || version.get<double>() != 1.0)
     throw InputError(file, "/version", "unsupported version " + version.dump() + " (this commfit reads version 1)");
   const json& ranks_v = need("ranks");
-  const std::uint64_t ranks = require_uint(ranks_v, file, "/ranks", "rank count", 2147483647u);
+  const std::uint64_t ranks = require_uint(ranks_v, file, "/ranks", "rank count", 2147483647u, Reals::refused);
   if (ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   if (ranks > kMaxRanks)
     throw InputError(file, "/ranks", std::to_string(ranks) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
@@ -412,9 +425,9 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
         throw InputError(file, "/memory", "expected " + std::to_string(p) + " entries (one per rank), got " + std::to_string(mem.size()));
       m.memory.reserve(mem.size());
       for (std::size_t k = 0; k < mem.size(); ++k)
-        m.memory.push_back(require_uint(mem[k], file, "/memory/" + std::to_string(k), "memory size", ~std::uint64_t{0} >> 1));
+        m.memory.push_back(require_uint(mem[k], file, "/memory/" + std::to_string(k), "memory size", ~std::uint64_t{0} >> 1, Reals::whole_ok));
     } else {
-      m.memory.assign(static_cast<std::size_t>(p), require_uint(mem, file, "/memory", "memory size", ~std::uint64_t{0} >> 1));
+      m.memory.assign(static_cast<std::size_t>(p), require_uint(mem, file, "/memory", "memory size", ~std::uint64_t{0} >> 1, Reals::whole_ok));
     }
   }
   for (const char* key : {"name", "description"}) {

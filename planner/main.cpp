@@ -8,6 +8,24 @@
 #include <filesystem>
 #include <iostream>
 
+namespace {
+
+// CLI11 reads "-5" into an unsigned option as 2^64 - 5 (strtoull wraps); every unsigned option
+// (type name UINT) refuses a minus sign instead. "-0" is 0.
+void refuse_negative_unsigned(CLI::App& app) {
+  const CLI::Validator non_negative(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value[0] != '-' || value.find_first_not_of('0', 1) == std::string::npos) return {};
+        return "negative value " + value + ": expected a non-negative integer";
+      },
+      "", "non-negative");
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name().rfind("UINT", 0) == 0) o->check(non_negative);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_negative_unsigned(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace commfit;
   install_interrupt_cleanup();
@@ -28,6 +46,7 @@ int main(int argc, char** argv) {
   add_extract_command(app, run);
   add_report_command(app, run);
   app.require_subcommand(0, 1);
+  refuse_negative_unsigned(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

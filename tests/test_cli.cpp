@@ -112,6 +112,11 @@ TEST_CASE("cli_usage_errors_exit_2_without_output") {
   CHECK(r.status == 2);
   CHECK(r.err == "commfit: error: missing.json: cannot open the file: No such file or directory\n");
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
+  // A negative number for an unsigned option used to wrap to 2^64 - 5 and plan with it.
+  r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --strategy memory --memory=-5");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("--memory: negative value -5: expected a non-negative integer"));
+  CHECK(!fs::exists(scratch_dir() / "none.plan"));
   r = commfit("plan --no-such-flag x.json");
   CHECK(r.status == 2);
   r = commfit("frobnicate");
