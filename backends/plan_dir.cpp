@@ -366,7 +366,9 @@ bool is_rank_file_name(const std::string& name) {
 
 }  // namespace
 
-void refuse_unless_plan_dir(const std::filesystem::path& dir) {
+namespace {
+
+void refuse_unless_plan_dir_once(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   const std::string name = dir.string();
   std::error_code ec;
@@ -407,6 +409,25 @@ void refuse_unless_plan_dir(const std::filesystem::path& dir) {
   const json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("format") || j["format"] != "commfit-plan")
     throw UsageError(refuse + " (its manifest.json is not a commfit plan manifest)" + advice);
+}
+
+}  // namespace
+
+// Another writer may swap a new plan in and remove the old directory while we list it: a refusal
+// stands only if `dir` still names the directory that was inspected.
+void refuse_unless_plan_dir(const std::filesystem::path& dir) {
+  for (int attempt = 1;; ++attempt) {
+    struct stat before {}, after {};
+    const bool had = ::lstat(dir.c_str(), &before) == 0;
+    try {
+      refuse_unless_plan_dir_once(dir);
+      return;
+    } catch (const UsageError&) {
+      const bool has = ::lstat(dir.c_str(), &after) == 0;
+      const bool same = had == has && (!had || (before.st_ino == after.st_ino && before.st_dev == after.st_dev));
+      if (same || attempt == 8) throw;
+    }
+  }
 }
 
 std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir_in) {

@@ -355,19 +355,41 @@ void check_totals(const CommMatrix& m, const std::string& file, const std::strin
 
 }  // namespace
 
+namespace {
+
+// Runs the SAX reader over [first, last); on a syntax error `where(offset)` gives its line and
+// column (the text may be a file that is not in memory).
+template <class It, class Where>
+MatrixFile parse_matrix_json_from(It first, It last, const std::string& file, Where where);
+
+// What the fields say once the whole text is read.
+MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file);
+
+}  // namespace
+
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
+  return parse_matrix_json_from(text.begin(), text.end(), file, [&](std::size_t pos) { return line_column(text, pos); });
+}
+
+namespace {
+
+template <class It, class Where>
+MatrixFile parse_matrix_json_from(It first, It last, const std::string& file, Where where) {
   MatrixSax sax(file);
-  const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true);
+  const bool ok = json::sax_parse(first, last, &sax, json::input_format_t::json, true);
   if (sax.error) {
     if (sax.parse_error_position) {
-      auto [line, col] = line_column(text, *sax.parse_error_position == 0 ? 0 : *sax.parse_error_position - 1);
+      auto [line, col] = where(*sax.parse_error_position == 0 ? 0 : *sax.parse_error_position - 1);
       throw InputError(file, "line " + std::to_string(line) + ", column " + std::to_string(col),
                        sax.error->problem());
     }
     throw *sax.error;
   }
   commfit_assert(ok, "parse_matrix_json", "SAX parse failed without an error");
+  return finish_matrix_json(sax, file);
+}
 
+MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
   const json& f = sax.fields;
   auto need = [&](const char* key) -> const json& {
     if (!f.contains(key)) throw InputError(file, "/", std::string("missing required field \"") + key + "\"");
@@ -454,6 +476,8 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
   return out;
 }
 
+}  // namespace
+
 MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   MatrixMarketReader in(text, file);
   MatrixMarketLimits limits;
@@ -524,12 +548,148 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
 
 namespace {
 
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+// Opens `file` for reading: O_NONBLOCK so that a FIFO is refused instead of waiting for a writer,
+// and only a regular file of at most `limit` bytes (a device such as /dev/zero would never end).
+int open_regular(const std::string& file, std::size_t limit, std::uint64_t& size) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
+  FdCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw InputError(file, "", "is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) throw InputError(file, "", "not a regular file (a FIFO, device or socket is refused)");
+  size = static_cast<std::uint64_t>(st.st_size);
+  if (size > limit)
+    throw InputError(file, "", "file is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
+  closer.fd = -1;
+  return fd;
+}
+
+// An open file read forward through a fixed buffer: the JSON reader's input, so that its memory
+// does not grow with the file. Runs of white space outside strings reach the parser as one space:
+// nlohmann's lexer keeps every character it skips until the next string or number token (its
+// error context), so 2 GB of blanks between two fields would be held in memory. The position of
+// each character in the file is kept for the current and the previous buffer, which is where a
+// syntax error is (line_column).
+class FileChunks {
+ public:
+  FileChunks(int fd, std::string file) : fd_(fd), file_(std::move(file)), raw_(kChunk) {
+    for (auto& b : buf_) b.reserve(kChunk);
+    for (auto& o : where_) o.reserve(kChunk);
+  }
+  bool at_end() {
+    while (pos_ >= buf_[cur_].size()) {
+      if (eof_) return true;
+      refill();
+    }
+    return false;
+  }
+  const char& current() const { return buf_[cur_][pos_]; }
+  void advance() { ++pos_; }
+
+  // Line and column (1-based) in the file of the character the parser counts as number `index`
+  // (from 0), by reading the file again from the start up to it.
+  std::pair<std::size_t, std::size_t> line_column(std::uint64_t index) const {
+    std::uint64_t offset = index;
+    const std::uint64_t start = emitted_ - buf_[cur_].size(), before = start - buf_[1 - cur_].size();
+    if (index >= emitted_) offset = offset_;   // at the end of the input
+    else if (index >= start) offset = where_[cur_][index - start];
+    else if (index >= before) offset = where_[1 - cur_][index - before];
+    std::size_t line = 1, col = 1;
+    std::vector<char> b(kChunk);
+    for (std::uint64_t at = 0; at < offset;) {
+      const ssize_t n = ::pread(fd_, b.data(), static_cast<std::size_t>(std::min<std::uint64_t>(b.size(), offset - at)), static_cast<off_t>(at));
+      if (n <= 0) break;
+      for (ssize_t k = 0; k < n; ++k) {
+        if (b[static_cast<std::size_t>(k)] == '\n') { ++line; col = 1; } else { ++col; }
+      }
+      at += static_cast<std::uint64_t>(n);
+    }
+    return {line, col};
+  }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 16;
+
+  void refill() {
+    ssize_t n = 0;
+    do n = ::pread(fd_, raw_.data(), raw_.size(), static_cast<off_t>(offset_));
+    while (n < 0 && errno == EINTR);
+    if (n < 0) throw InputError(file_, "", std::string("cannot read the file: ") + std::strerror(errno));
+    if (n == 0) eof_ = true;
+    std::vector<char>& out = buf_[2];
+    std::vector<std::uint64_t>& where = where_[2];
+    out.clear();
+    where.clear();
+    for (ssize_t k = 0; k < n; ++k, ++offset_) {
+      const char c = raw_[static_cast<std::size_t>(k)];
+      if (in_string_) {
+        if (escaped_) escaped_ = false;
+        else if (c == '\\') escaped_ = true;
+        else if (c == '"') in_string_ = false;
+      } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        if (blank_) continue;
+        blank_ = true;
+        out.push_back(' ');
+        where.push_back(offset_);
+        continue;
+      } else {
+        in_string_ = c == '"';
+      }
+      blank_ = false;
+      out.push_back(c);
+      where.push_back(offset_);
+    }
+    if (out.empty()) return;   // all blanks already given as one: keep the buffers an error may point into
+    cur_ = 1 - cur_;
+    pos_ = 0;
+    std::swap(buf_[cur_], out);
+    std::swap(where_[cur_], where);
+    emitted_ += buf_[cur_].size();
+  }
+
+  int fd_;
+  std::string file_;
+  std::vector<char> raw_;
+  std::vector<char> buf_[3];             // what the parser reads: the current buffer, the one before, a scratch one
+  std::vector<std::uint64_t> where_[3];  // the file offset of each of their characters
+  int cur_ = 0;
+  std::size_t pos_ = 0;
+  std::uint64_t offset_ = 0, emitted_ = 0;
+  bool eof_ = false, in_string_ = false, escaped_ = false, blank_ = false;
+};
+
+// An input iterator over FileChunks for nlohmann's SAX parser; the default one is the end.
+class FileIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  FileIterator() = default;
+  explicit FileIterator(FileChunks* in) : in_(in) {}
+  reference operator*() const { return in_->current(); }
+  FileIterator& operator++() {
+    in_->advance();
+    return *this;
+  }
+  bool operator==(const FileIterator& o) const { return done() == o.done(); }
+  bool operator!=(const FileIterator& o) const { return !(*this == o); }
+
+ private:
+  bool done() const { return in_ == nullptr || in_->at_end(); }
+  FileChunks* in_ = nullptr;
+};
+
 // Reads the open file `fd` (named `file` in messages), closing it.
 std::string read_text_fd(const int fd, const std::string& file, std::size_t limit) {
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw InputError(file, "", "is a directory, not a file");
@@ -551,13 +711,10 @@ std::string read_text_fd(const int fd, const std::string& file, std::size_t limi
 
 }  // namespace
 
-// O_NONBLOCK so that a FIFO is refused instead of waiting for a writer; only regular files are
-// read (a device such as /dev/zero would never end).
 std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
   const std::string file = path.string();
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
-  return read_text_fd(fd, file, limit);
+  std::uint64_t size = 0;
+  return read_text_fd(open_regular(file, limit, size), file, limit);
 }
 
 std::string read_text_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit) {
@@ -567,11 +724,18 @@ std::string read_text_file_at(int dir_fd, const std::string& name, const std::st
 }
 
 MatrixFile read_matrix(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
   const std::string file = path.string();
-  if (text.empty()) throw InputError(file, "", "file is empty");
-  if (path.extension() == ".mtx") return parse_matrix_market(text, file);
-  return parse_matrix_json(text, file);
+  if (path.extension() == ".mtx") {
+    const std::string text = read_text_file(path);
+    if (text.empty()) throw InputError(file, "", "file is empty");
+    return parse_matrix_market(text, file);
+  }
+  // JSON is parsed as it is read (the SAX reader keeps the messages, not the text).
+  std::uint64_t size = 0;
+  const FdCloser closer{open_regular(file, kMaxInputBytes, size)};
+  if (size == 0) throw InputError(file, "", "file is empty");
+  FileChunks in(closer.fd, file);
+  return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
 }
 
 std::string matrix_json(const CommMatrix& m) {

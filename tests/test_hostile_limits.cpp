@@ -191,6 +191,35 @@ TEST_CASE("hostile matrices: the memory a plan would need is estimated and refus
   CHECK(c.err.find("file is 4294967297 bytes, over the limit of 4294967296") != std::string::npos);
 }
 
+// 256 MiB of white space between two fields of a matrix and 256 MiB after it, and 64 MiB of white
+// space alone: the
+// JSON reader streams the file and hands the parser one blank per run, so its memory does not
+// grow with the blanks (issue 21: a 2 GB file used to take 6.3 GB and 75 s; docs/HARDENING.md
+// has the prlimit run). Peak RSS from wait4, so that the check holds under the sanitizers.
+TEST_CASE("hostile matrices: white space is read in memory independent of its size") {
+  Scratch s("blanks");
+  const fs::path padded = s.dir / "padded.json", blank = s.dir / "blank.json";
+  {
+    std::ofstream out(padded, std::ios::binary);
+    out << R"({"format": "commfit-matrix", "version": 1, "ranks": 4, "name": "padded")";
+    const std::string chunk(std::size_t{1} << 20, ' ');
+    for (int k = 0; k < 256; ++k) out << chunk << std::string(k % 2 ? "\n" : "\t");
+    out << R"(, "messages": [[0, 1, 5], [2, 3, 7]]})" << std::string(chunk.size() * 256, '\n');
+    std::ofstream(blank, std::ios::binary) << std::string(std::size_t{64} << 20, ' ');
+  }
+  const Child ok = run_commfit({"stats", padded.string()}, s.dir);
+  INFO("stderr: " << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("messages     2 network") != std::string::npos);
+  CHECK(ok.max_rss_kib < 256 * 1024);
+  const Child bad = run_commfit({"stats", blank.string()}, s.dir);
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "commfit: error: " + blank.string() + ": line 1, column 67108865: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal\n");
+  CHECK(bad.max_rss_kib < 256 * 1024);
+  MESSAGE("512 MiB of blanks around a matrix: " << ok.seconds << " s, " << ok.max_rss_kib / 1024 << " MiB peak; 64 MiB of blanks only: " << bad.seconds
+                                << " s, " << bad.max_rss_kib / 1024 << " MiB");
+}
+
 TEST_CASE("hostile plan files: show, verify and convert refuse each in one line, write nothing, within 2 s and 1 GiB") {
   Scratch s("planfile");
   Margin margin;
