@@ -30,6 +30,9 @@ inline constexpr std::uint64_t kMaxMessages = std::uint64_t{1} << 27;
 
 // Parses by content; `file` is used in messages and for the default name.
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file);
+// The same, the text fed to the parser `chunk` bytes at a time as read_matrix feeds a file (64 KiB):
+// for the tests of every buffer boundary. Same verdict, same matrix, same message for any chunk.
+MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string& file, std::size_t chunk);
 MatrixFile parse_matrix_market(std::string_view text, const std::string& file);
 
 // Reads a file, choosing the format by extension (.mtx = Matrix Market, else JSON).

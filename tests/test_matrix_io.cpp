@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 using namespace commfit;
 
 namespace {
@@ -138,4 +142,49 @@ TEST_CASE("matrix_json_round_trip") {
   const MatrixFile g = parse_matrix_json(matrix_json(f.matrix), "again.json");
   CHECK(messages_of(f.matrix) == messages_of(g.matrix));
   CHECK(g.matrix.name == "tiny");
+}
+
+// The JSON reader refills a buffer (64 KiB from a file) and folds each run of blanks outside
+// strings into one; fed 1..7 bytes at a time, every fixture and example must give the same
+// matrix or the same message, with lines and columns of the text itself.
+TEST_CASE("matrix_json_reading_in_pieces_changes_nothing") {
+  namespace fs = std::filesystem;
+  auto verdict = [](const std::string& text, std::size_t chunk) -> std::string {
+    try {
+      const MatrixFile f = chunk == 0 ? parse_matrix_json(text, "t.json") : parse_matrix_json_in_chunks(text, "t.json", chunk);
+      return "ok " + matrix_json(f.matrix) + f.topology.dump() + f.cost.dump() + f.matrix.name + "|" + f.matrix.description;
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  std::vector<fs::path> files;
+  for (const char* dir : {"tests/fixtures/matrix/good", "tests/fixtures/matrix/bad", "examples"})
+    for (const auto& e : fs::directory_iterator(fs::path(COMMFIT_SOURCE_DIR) / dir))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+  REQUIRE(files.size() > 60);
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string whole = verdict(text, 0);
+    for (std::size_t chunk = 1; chunk <= 7; ++chunk) {
+      INFO(file.string() << " chunk " << chunk);
+      CHECK(verdict(text, chunk) == whole);
+    }
+  }
+  // Blanks inside strings are kept, escaped quotes do not end a string, and a syntax error after
+  // runs of blanks on several lines is placed in the text as written.
+  const std::string spaced = "{\"format\":   \"commfit-matrix\",\n\n  \"version\": 1, \"ranks\": 2, \"name\": \"a  \\\"  b\\\\\",\n"
+                             "\t\"description\": \"x   \\\"   \\n  y\",  \"messages\": [[0,   1,\n\n 5]]}";
+  for (std::size_t chunk : {1, 2, 3, 5, 64}) {
+    const MatrixFile f = parse_matrix_json_in_chunks(spaced, "s.json", chunk);
+    CHECK(f.matrix.name == "a  \"  b\\");
+    CHECK(f.matrix.description == "x   \"   \n  y");
+    CHECK(f.matrix.at(0, 1) == 5);
+  }
+  const std::string bad = "{\"format\": \"commfit-matrix\",\n\n\n     \"version\": 1,      \n  \"ranks\" 2}";
+  for (std::size_t chunk : {1, 2, 3, 4, 64})
+    CHECK(verdict(bad, chunk) == "t.json: line 5, column 11: invalid JSON: syntax error while parsing object separator - "
+                                 "unexpected number literal; expected ':'");
 }
