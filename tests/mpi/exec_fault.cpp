@@ -112,6 +112,35 @@ const std::map<std::string, std::function<void()>> faults = {
        std::stable_sort(steps.begin(), steps.end(), step_less);
        exec::Executor::load(write_dir(plan, "f.plan").string(), MPI_COMM_WORLD);
      }},
+    {"staging_digit", [] {   // issue 21: one digit of a forwarding step's stage_offset (1156 -> 1157)
+       Plan plan = two_hop_plan(matrix_a(size));
+       for (RankSchedule& rs : plan.ranks)
+         for (Step& s : rs.steps)
+           if (s.op == Op::send && s.buffer == Buffer::stage) {
+             s.stage_offset += 1;
+             exec::Executor::load(write_dir(plan, "d.plan").string(), MPI_COMM_WORLD);
+             return;
+           }
+       std::abort();
+     }},
+    {"forward_before_arrival", [] {   // issue 21: a staged forward and its receive moved to phase 0
+       Plan plan = two_hop_plan(matrix_a(size));
+       for (RankSchedule& rs : plan.ranks) {
+         auto fwd = std::find_if(rs.steps.begin(), rs.steps.end(), [](const Step& s) { return s.op == Op::send && s.buffer == Buffer::stage; });
+         if (fwd == rs.steps.end()) continue;
+         std::vector<Step>& peer = plan.ranks[std::size_t(fwd->peer)].steps;
+         const auto recv = std::find_if(peer.begin(), peer.end(), [&](const Step& s) {
+           return s.op == Op::recv && s.peer == rs.rank && s.phase == fwd->phase && s.src == fwd->src && s.dst == fwd->dst && s.offset == fwd->offset;
+         });
+         if (recv == peer.end()) std::abort();
+         fwd->phase = recv->phase = 0;
+         std::stable_sort(rs.steps.begin(), rs.steps.end(), step_less);
+         std::stable_sort(peer.begin(), peer.end(), step_less);
+         exec::Executor::load(write_dir(plan, "b.plan").string(), MPI_COMM_WORLD);
+         return;
+       }
+       std::abort();
+     }},
     {"truncated_binary", [] {
        const fs::path file = write_bin(two_hop_plan(matrix_a(size)), "t.cfp");
        rewrite(file, [](std::string s) { return s.substr(0, s.size() - 10); });
