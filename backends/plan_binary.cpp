@@ -18,13 +18,13 @@ namespace commfit {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'F', 'I', 'T', 'P', 'L', 'A', 'N'};
-constexpr std::size_t kFingerprintField = 164;   // header bytes 84..247
+constexpr std::size_t kFingerprintField = 156;   // header bytes 84..239 (164 before the plan hash took 240..247)
 
 // Header field offsets.
 enum : std::size_t {
   hVersion = 8, hHeaderBytes = 12, hRanks = 16, hPhases = 20, hEntryBytes = 24, hStepBytes = 28,
   hFileBytes = 32, hIndexOffset = 40, hManifestOffset = 48, hManifestBytes = 56,
-  hManifestChecksum = 64, hStagingMax = 72, hFingerprintLen = 80, hFingerprint = 84,
+  hManifestChecksum = 64, hStagingMax = 72, hFingerprintLen = 80, hFingerprint = 84, hPlanHash = 240,
   hChecksum = 248,
 };
 // Index entry field offsets.
@@ -94,7 +94,7 @@ class InFile {
 struct Header {
   std::uint32_t ranks = 0, phases = 0;
   std::uint64_t file_bytes = 0, index_offset = 0, manifest_offset = 0, manifest_bytes = 0;
-  std::uint64_t manifest_checksum = 0, staging_max = 0;
+  std::uint64_t manifest_checksum = 0, staging_max = 0, plan_hash = 0;
   std::string fingerprint;
 };
 
@@ -139,6 +139,7 @@ Header read_header(const InFile& f) {
   if (fp_len > kFingerprintField)
     throw InputError(name, "header", "fingerprint length " + std::to_string(fp_len) + " too long");
   h.fingerprint.assign(reinterpret_cast<const char*>(b + hFingerprint), fp_len);
+  h.plan_hash = get_u64(b + hPlanHash);
   const std::uint64_t index_end = h.index_offset + std::uint64_t{h.ranks} * kPlanBinaryIndexEntryBytes;
   if (h.index_offset != kPlanBinaryHeaderBytes || index_end > h.file_bytes)
     throw InputError(name, "header", "index of " + std::to_string(h.ranks) +
@@ -387,6 +388,7 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
     put_u64(b + hStagingMax, m.staging_bytes_max);
     put_u32(b + hFingerprintLen, static_cast<std::uint32_t>(m.matrix_fingerprint.size()));
     std::memcpy(b + hFingerprint, m.matrix_fingerprint.data(), m.matrix_fingerprint.size());
+    put_u64(b + hPlanHash, m.plan_hash);
     put_u64(b + hChecksum, plan_binary_checksum(b, hChecksum));
     write_all(fd, b, sizeof b, 0, name);
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
@@ -401,6 +403,11 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
     std::filesystem::remove(tmp, ec);
     throw;
   }
+}
+
+std::uint64_t read_plan_hash_binary(const std::filesystem::path& file) {
+  InFile f(file);
+  return read_header(f).plan_hash;
 }
 
 RankSchedule read_rank_schedule_binary(const std::filesystem::path& file, Rank rank) {
@@ -422,7 +429,7 @@ Manifest read_manifest_binary(const std::filesystem::path& file) {
   return m;
 }
 
-Plan read_plan_binary(const std::filesystem::path& file) {
+Plan read_plan_binary(const std::filesystem::path& file, bool check_hash) {
   Plan plan;
   plan.manifest = read_manifest_binary(file);
   InFile f(file);
@@ -432,6 +439,9 @@ Plan read_plan_binary(const std::filesystem::path& file) {
     plan.ranks.push_back(read_slice(f, h, r));
     check_rank_matches_manifest(plan, r, f.name() + ": rank " + std::to_string(r) + " slice");
   }
+  if (h.plan_hash != plan.manifest.plan_hash)
+    throw InputError(f.name(), "header", "plan hash " + plan_hash_text(h.plan_hash) + " differs from the manifest's " + plan_hash_text(plan.manifest.plan_hash));
+  if (check_hash) check_plan_hash(plan, f.name(), "manifest");
   return plan;
 }
 

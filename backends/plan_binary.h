@@ -43,11 +43,14 @@ void check_plan_output(const std::filesystem::path& out);
 // Reads and checks rank `rank`'s slice only (header, one index entry, one slice).
 RankSchedule read_rank_schedule_binary(const std::filesystem::path& file, Rank rank);
 
+// The plan hash in the header (0: none), the header checked.
+std::uint64_t read_plan_hash_binary(const std::filesystem::path& file);
+
 // Reads the manifest stored in the file.
 Manifest read_manifest_binary(const std::filesystem::path& file);
 
 // Reads the whole plan (every slice checked).
-Plan read_plan_binary(const std::filesystem::path& file);
+Plan read_plan_binary(const std::filesystem::path& file, bool check_hash = true);
 
 // `commfit convert`: plan directory -> binary file, and back. Both check that every rank file
 // carries the manifest's fingerprint, rank count and phase count.

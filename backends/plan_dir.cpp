@@ -158,6 +158,7 @@ std::string manifest_json(const Manifest& m) {
                {"estimate_s", m.cost.estimate_s}, {"lower_bound_s", m.cost.lower_bound_s}};
   j["staging_bytes_max"] = m.staging_bytes_max;
   j["planner"] = m.planner;
+  if (m.plan_hash != 0) j["plan_hash"] = plan_hash_text(m.plan_hash);
   return j.dump(1) + "\n";
 }
 
@@ -222,6 +223,10 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   }
   m.staging_bytes_max = f.uint("staging_bytes_max");
   m.planner = f.string("planner");
+  if (const json* h = f.maybe("plan_hash")) {
+    m.plan_hash = h->is_string() ? parse_plan_hash(h->get<std::string>()) : 0;
+    if (m.plan_hash == 0) throw InputError(file, "/plan_hash", "expected \"h64:\" and 16 lower-case hex digits, got " + h->dump());
+  }
   f.no_others();
   return m;
 }
@@ -284,6 +289,15 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
   return r;
 }
 
+void check_plan_hash(const Plan& plan, const std::string& file, const std::string& place) {
+  if (plan.manifest.plan_hash == 0) return;
+  const std::uint64_t h = plan_hash(plan.ranks);
+  if (h != plan.manifest.plan_hash)
+    throw InputError(file, place, "the rank schedules hash to " + plan_hash_text(h) + ", not to the " +
+                                      plan_hash_text(plan.manifest.plan_hash) + " the plan was written with: a rank file was edited, "
+                                      "replaced or comes from another plan");
+}
+
 Manifest read_manifest(const std::filesystem::path& dir) {
   const auto path = dir / "manifest.json";
   std::error_code ec;
@@ -305,7 +319,7 @@ RankSchedule read_rank_schedule(const std::filesystem::path& file) {
 namespace {
 
 // Reads the plan in the open directory `dir_fd` (named `dir` in messages).
-Plan read_plan_at(const std::filesystem::path& dir, int dir_fd) {
+Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash) {
   auto read_at = [&](const std::string& name) {
     const std::string shown = (dir / name).string();
     try {
@@ -328,6 +342,7 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd) {
     if (rs.phases != plan.manifest.phases) throw InputError(path.string(), "/phases", "phase count differs from the manifest's " + std::to_string(plan.manifest.phases));
     plan.ranks.push_back(std::move(rs));
   }
+  if (check_hash) check_plan_hash(plan, (dir / "manifest.json").string(), "/plan_hash");
   return plan;
 }
 
@@ -337,7 +352,7 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd) {
 // read (backends/atomic_output.h) is never mixed with the old one. The writer removes the old
 // directory after the swap, so a read can lose files under it: if `dir` then names another
 // directory than the one read, the read starts again on the new one.
-Plan read_plan_dir(const std::filesystem::path& dir) {
+Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
   read_manifest(dir);   // the messages for what is not a plan directory
   for (int attempt = 1;; ++attempt) {
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -347,7 +362,7 @@ Plan read_plan_dir(const std::filesystem::path& dir) {
       ~Closer() { ::close(fd); }
     } closer{dir_fd};
     try {
-      return read_plan_at(dir, dir_fd);
+      return read_plan_at(dir, dir_fd, check_hash);
     } catch (const InputError&) {
       struct stat now {}, held {};
       const bool swapped = ::stat(dir.c_str(), &now) == 0 && ::fstat(dir_fd, &held) == 0 &&

@@ -21,9 +21,15 @@ std::string rank_schedule_json(const RankSchedule& r);
 Manifest parse_manifest(std::string_view text, const std::string& file);
 RankSchedule parse_rank_schedule(std::string_view text, const std::string& file);
 
+// The manifest's plan_hash (when it has one) against the rank schedules: InputError(file, place)
+// naming both hashes when they differ.
+void check_plan_hash(const Plan& plan, const std::string& file, const std::string& place);
+
 Manifest read_manifest(const std::filesystem::path& dir);
 RankSchedule read_rank_schedule(const std::filesystem::path& file);
-Plan read_plan_dir(const std::filesystem::path& dir);
+// check_hash: compare the manifest's plan_hash with the rank schedules (check_plan_hash); `commfit
+// verify` reads without it and reports a mismatch beside the verifier's findings.
+Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash = true);
 
 // Throws UsageError unless `dir` is missing or a commfit plan directory: a real directory (not a
 // symbolic link) holding a manifest.json of the plan format and nothing but manifest.json and

@@ -1,6 +1,8 @@
 #include "ir/plan.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -221,6 +223,54 @@ class RankChecker {
 };
 
 }  // namespace
+
+namespace {
+
+std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {   // splitmix64 of the running state and v
+  std::uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::uint64_t rank_schedule_hash(const RankSchedule& r) {
+  std::uint64_t h = 0x636f6d6d66697431ULL;   // "commfit1"
+  for (std::uint64_t v : {std::uint64_t(r.rank), std::uint64_t(r.ranks), std::uint64_t(r.phases), r.staging_bytes,
+                          std::uint64_t(r.max_outstanding), std::uint64_t(r.matrix_fingerprint.size())})
+    h = hash_mix(h, v);
+  for (unsigned char c : r.matrix_fingerprint) h = hash_mix(h, c);
+  for (const auto* list : {&r.sends, &r.recvs}) {
+    h = hash_mix(h, list->size());
+    for (const PeerBytes& x : *list) h = hash_mix(hash_mix(h, std::uint64_t(x.peer)), x.bytes);
+  }
+  h = hash_mix(h, r.steps.size());
+  for (const Step& s : r.steps)
+    for (std::uint64_t v : {std::uint64_t(s.phase), std::uint64_t(s.op), std::uint64_t(s.buffer), std::uint64_t(s.peer),
+                            std::uint64_t(s.src), std::uint64_t(s.dst), s.offset, s.bytes, s.stage_offset})
+      h = hash_mix(h, v);
+  return h;
+}
+
+std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r) { return hash_mix(rank_hash, 0x72616e6b00000000ULL ^ std::uint64_t(r)); }
+
+std::uint64_t plan_hash(const std::vector<RankSchedule>& ranks) {
+  std::uint64_t sum = 0;
+  for (const RankSchedule& r : ranks) sum += plan_hash_term(rank_schedule_hash(r), r.rank);
+  return sum == 0 ? 1 : sum;
+}
+
+std::string plan_hash_text(std::uint64_t h) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "h64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::uint64_t parse_plan_hash(const std::string& text) {
+  if (text.size() != 20 || text.rfind("h64:", 0) != 0 || text.find_first_not_of("0123456789abcdef", 4) != std::string::npos) return 0;
+  return std::strtoull(text.c_str() + 4, nullptr, 16);
+}
 
 std::vector<ScheduleProblem> check_rank_schedule(const RankSchedule& rs, const RankCheckOptions& options) {
   return RankChecker(rs, options).run();

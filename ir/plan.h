@@ -77,12 +77,26 @@ struct Manifest {
   CostSummary cost;
   Bytes staging_bytes_max = 0;
   std::string planner;
+  // plan_hash(ranks) when the plan was made; 0 = none (plans written before it existed). The
+  // readers and the executor compare it with the rank schedules they load.
+  std::uint64_t plan_hash = 0;
 };
 
 struct Plan {
   Manifest manifest;
   std::vector<RankSchedule> ranks;   // ranks[r].rank == r
 };
+
+// A 64-bit hash of everything a rank schedule says (its fields, not its text), so that a rank file
+// and its binary slice hash alike. It catches edits and mix-ups, not forgery (not cryptographic).
+std::uint64_t rank_schedule_hash(const RankSchedule& r);
+// Rank r's term of the plan hash. The plan hash is the sum (mod 2^64) of every rank's term, so
+// that the ranks of a job combine theirs with one MPI_Allreduce; it is never 0.
+std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r);
+std::uint64_t plan_hash(const std::vector<RankSchedule>& ranks);
+// "h64:" and 16 lower-case hex digits; parse_plan_hash gives 0 for anything else.
+std::string plan_hash_text(std::uint64_t h);
+std::uint64_t parse_plan_hash(const std::string& text);
 
 const char* to_string(Op op);
 const char* to_string(Buffer b);

@@ -66,11 +66,19 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path,
 int run_verify(const VerifyCommand& c) {
   MatrixFile in = read_matrix(c.matrix);
   // Either form of a plan: a directory or the single binary file.
-  const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
+  // The plan hash is checked here, after the rules, so that an edited plan is told by the rule it
+  // breaks as well as by the hash.
+  const bool binary = is_plan_binary(c.plan);
+  const Plan plan = binary ? read_plan_binary(c.plan, false) : read_plan_dir(c.plan, false);
   Topology topology;
   VerifyRules rules = rules_from_manifest(plan.manifest, c.plan, in.matrix, topology);
   rules.max_problems = 20;
-  const auto problems = verify(plan, in.matrix, rules);
+  auto problems = verify(plan, in.matrix, rules);
+  try {
+    check_plan_hash(plan, "", "");
+  } catch (const InputError& e) {
+    problems.push_back("plan hash: " + e.problem());
+  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::fprintf(stderr, "commfit: error: %s: %s\n", c.plan.c_str(), p.c_str());
     std::fprintf(stderr, "commfit: %s does not verify against %s\n", c.plan.c_str(), c.matrix.c_str());

@@ -110,6 +110,7 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";
   mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(plan, m));
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
+  mf.plan_hash = plan_hash(plan.ranks);
   if (report) {
     report->h = stats.h;
     report->t = stats.t;

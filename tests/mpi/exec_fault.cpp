@@ -5,6 +5,7 @@
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "handmade_plans.h"
+#include "planner/pipeline.h"
 #include "support.h"
 
 #include <chrono>
@@ -191,6 +192,26 @@ const std::map<std::string, std::function<void()>> faults = {
        const fs::path a = write_dir(round_robin_plan(matrix_a(size)), "a.plan");
        const fs::path b = write_dir(two_hop_plan(matrix_a(size)), "h.plan");
        exec::Executor::load((rank % 2 ? b : a).string(), MPI_COMM_WORLD);
+     }},
+    {"edited_window", [] {   // one rank file's request window changed: only the plan hash can tell
+       PlanOptions o;
+       o.strategy = "throttled";
+       o.max_outstanding = "4";
+       const fs::path dir = write_dir(make_plan(matrix_a(size), o), "w.plan");
+       rewrite(dir / rank_file_name(1, size), [](std::string s) {
+         const std::size_t at = s.find("\"max_outstanding\": 4,");
+         if (at == std::string::npos) std::abort();
+         return s.replace(at, 21, "\"max_outstanding\": 8,");
+       });
+       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+     }},
+    {"edited_window_binary", [] {   // the same in a .cfp, its checksums recomputed
+       PlanOptions o;
+       o.strategy = "throttled";
+       o.max_outstanding = "4";
+       Plan plan = make_plan(matrix_a(size), o);
+       plan.ranks[1].max_outstanding = 8;
+       exec::Executor::load(write_bin(plan, "w.cfp").string(), MPI_COMM_WORLD);
      }},
     {"missing_plan", [] { exec::Executor::load((scratch / "nothing.plan").string(), MPI_COMM_WORLD); }},
     {"bad_options", [] {

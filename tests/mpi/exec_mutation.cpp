@@ -8,7 +8,9 @@
 //                                                  checksums recomputed (as `commfit convert` does)
 //
 // The plans are two-stage (forwarding through staging areas: the edits the issue found silent)
-// and direct ones, of a random matrix with self-messages, planned by every rank alike.
+// and direct ones, of a random matrix with self-messages, planned by every rank alike. Two of the
+// three carry no plan hash, so that their edits meet the executor's load checks; on the third,
+// with its hash, every edit must be refused (by the hash if no earlier check does).
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "planner/pipeline.h"
@@ -121,11 +123,15 @@ int main(int argc, char** argv) {
   const fs::path scratch = shared_scratch("commfit-mutation");
 
   const CommMatrix m = random_matrix(size, 0.6, 3000, 4242 + seed, true);
+  // Without their plan hash (as plans from before it), so that the edits meet the load checks the
+  // hash would otherwise pre-empt; and one with it, where every edit must be refused.
+  // (Every edit changes what a schedule says: a digit of JSON text or a field of a step.)
   std::vector<Plan> plans;
-  for (const char* strategy : {"two-stage", "direct"}) {
+  for (const char* strategy : {"two-stage", "direct", "two-stage"}) {
     PlanOptions o;
     o.strategy = strategy;
     plans.push_back(make_plan(m, o));
+    if (plans.size() < 3) plans.back().manifest.plan_hash = 0;
   }
 
   std::vector<fs::path> dirs;
@@ -142,9 +148,12 @@ int main(int argc, char** argv) {
     const Plan& base = plans[std::size_t(i) % plans.size()];
     const Rank r = Rank(g() % std::uint64_t(size));
     std::string what, path, original;
+    bool noop = false;   // a field bumped round to its own value
     if (binary) {
       Plan edited = base;
       edit_step(edited.ranks[std::size_t(r)], g, what);
+      noop = edited.ranks[std::size_t(r)].steps == base.ranks[std::size_t(r)].steps &&
+             edited.ranks[std::size_t(r)].staging_bytes == base.ranks[std::size_t(r)].staging_bytes;
       path = (scratch / "m.cfp").string();
       if (rank == 0) write_plan_binary(edited, path);
     } else {   // the plan directories are written once; the edited rank file is put back after the run
@@ -162,7 +171,14 @@ int main(int argc, char** argv) {
         all_refused = all_refused && o.rfind("REFUSED ", 0) == 0;
         same = same && o == outcomes[0];
       }
-      if (all_ok) {
+      const bool hashed = base.manifest.plan_hash != 0 && !noop;
+      if (hashed && all_refused && same) {   // by the hash, or by a check that comes before it
+        ++tally[outcomes[0].find("the plan was written with") != std::string::npos ? "with a plan hash: refused by the hash"
+                                                                                   : "with a plan hash: refused by an earlier check"];
+      } else if (hashed) {
+        ++tally["WRONG: an edit of a plan with a hash not refused by it"];
+        if (++failures <= 10) std::fprintf(stderr, "FAIL edit %ld (%s): rank 0: %s\n", i, what.c_str(), outcomes[0].c_str());
+      } else if (all_ok) {
         ++tally["delivered MPI_Alltoallv's bytes"];
       } else if (all_refused && same) {
         ++tally["refused on every rank with the same message"];
