@@ -3,6 +3,7 @@
 #include "backends/atomic_output.h"
 #include "backends/interrupt.h"
 #include "ir/error.h"
+#include "ir/json_input.h"
 #include "ir/matrix_io.h"
 
 #include <fcntl.h>
@@ -19,7 +20,9 @@
 namespace commfit {
 namespace {
 
-using json = nlohmann::json;
+// Ordered: a manifest's options keep the writer's key order (a plan read back is written back byte
+// for byte), and an unknown field is named in file order.
+using json = nlohmann::ordered_json;
 
 // Strict reading of one JSON object: every field is named once, unknown fields are errors.
 class Fields {
@@ -76,7 +79,9 @@ class Fields {
   std::set<std::string> used_;
 };
 
-json parse_json(std::string_view text, const std::string& file) {
+// The JSON read from `in` as a DOM, through the blank-folding input (ir/json_input.h) so that white
+// space costs no memory; places are bytes of the file.
+json parse_json(FileChunks& in, const std::string& file) {
   // Bounded nesting, and no key twice in one object (a DOM would silently keep the last).
   std::vector<std::set<std::string>> keys;
   auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -87,23 +92,31 @@ json parse_json(std::string_view text, const std::string& file) {
       throw InputError(file, "", "field \"" + parsed.get<std::string>() + "\" appears twice in one object");
     return true;
   };
+  auto byte = [&](std::uint64_t index) { return "byte " + std::to_string(in.file_offset(index) + 1); };
   try {
-    return json::parse(text.begin(), text.end(), guard);
+    return json::parse(FileIterator(&in), FileIterator(), guard);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos)
       if (auto q = what.find(": ", p); q != std::string::npos) what = what.substr(q + 2);
-    throw InputError(file, "byte " + std::to_string(e.byte), "invalid JSON: " + what);
+    throw InputError(file, byte(e.byte == 0 ? 0 : e.byte - 1), "invalid JSON: " + what);
   } catch (const json::exception& e) {   // e.g. a number too large for a double
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     // nlohmann names the number ("number overflow parsing '1e999'") but not where it is: the
-    // place is the first byte of that text in the file.
+    // parser has just read it and the character after it, so it starts that far back.
     std::string place = "byte 1";
-    if (auto a = what.find('\''), b = what.rfind('\''); a != std::string::npos && b > a + 1)
-      if (auto at = text.find(what.substr(a + 1, b - a - 1)); at != std::string_view::npos) place = "byte " + std::to_string(at + 1);
+    if (auto a = what.find('\''), b = what.rfind('\''); a != std::string::npos && b > a + 1) {
+      const std::uint64_t length = b - a - 1, read = in.consumed();
+      place = byte(read > length ? read - length - 1 : 0);
+    }
     throw InputError(file, place, "invalid JSON: " + what);
   }
+}
+
+json parse_json(std::string_view text, const std::string& file) {
+  FileChunks in(text_source(text), file, text.size());
+  return parse_json(in, file);
 }
 
 const char* fingerprint_problem(const std::string& fp) {
@@ -194,8 +207,9 @@ std::string rank_schedule_json(const RankSchedule& r) {
   return out;
 }
 
-Manifest parse_manifest(std::string_view text, const std::string& file) {
-  const json j = parse_json(text, file);
+namespace {
+
+Manifest manifest_from(const json& j, const std::string& file) {
   Fields f(j, file, "");
   Manifest m;
   f.expect("format", "commfit-plan");
@@ -206,8 +220,7 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   m.strategy = f.string("strategy");
   const json& options = f.need("options");
   if (!options.is_object()) throw InputError(file, "/options", "expected an object");
-  // Keep the writer's key order, so that a plan read back is written back byte for byte.
-  m.options = nlohmann::ordered_json::parse(text)["options"];
+  m.options = options;
   m.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(m.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   {
@@ -231,8 +244,7 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
   return m;
 }
 
-RankSchedule parse_rank_schedule(std::string_view text, const std::string& file) {
-  const json j = parse_json(text, file);
+RankSchedule rank_schedule_from(const json& j, const std::string& file) {
   Fields f(j, file, "");
   RankSchedule r;
   f.expect("format", "commfit-rank-schedule");
@@ -289,6 +301,35 @@ RankSchedule parse_rank_schedule(std::string_view text, const std::string& file)
   return r;
 }
 
+}  // namespace
+
+Manifest parse_manifest(std::string_view text, const std::string& file) { return manifest_from(parse_json(text, file), file); }
+
+RankSchedule parse_rank_schedule(std::string_view text, const std::string& file) {
+  return rank_schedule_from(parse_json(text, file), file);
+}
+
+namespace {
+
+// Reads and parses the open regular file `fd` of `size` bytes as it goes (ir/json_input.h),
+// closing it: white space costs no memory.
+json read_json_fd(int fd, std::uint64_t size, const std::string& shown) {
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  FileChunks in(fd_source(fd), shown, size);
+  return parse_json(in, shown);
+}
+
+json read_json_file(const std::filesystem::path& path) {
+  std::uint64_t size = 0;
+  const int fd = open_regular_file(path.string(), kMaxInputBytes, size);
+  return read_json_fd(fd, size, path.string());
+}
+
+}  // namespace
+
 void check_plan_hash(const Plan& plan, const std::string& file, const std::string& place) {
   if (plan.manifest.plan_hash == 0) return;
   const std::uint64_t h = plan_hash(plan.ranks);
@@ -307,13 +348,13 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   }
   if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a plan directory");
   if (!std::filesystem::exists(path, ec)) throw InputError(dir.string(), "", "not a plan directory (no manifest.json)");
-  return parse_manifest(read_text_file(path), path.string());
+  return manifest_from(read_json_file(path), path.string());
 }
 
 RankSchedule read_rank_schedule(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) throw InputError(file.string(), "", "rank schedule is missing");
-  return parse_rank_schedule(read_text_file(file), file.string());
+  return rank_schedule_from(read_json_file(file), file.string());
 }
 
 namespace {
@@ -322,20 +363,23 @@ namespace {
 Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash) {
   auto read_at = [&](const std::string& name) {
     const std::string shown = (dir / name).string();
+    std::uint64_t size = 0;
+    int fd = -1;
     try {
-      return read_text_file_at(dir_fd, name, shown);
+      fd = open_regular_file_at(dir_fd, name, shown, kMaxInputBytes, size);
     } catch (const InputError& e) {
       if (name != "manifest.json" && e.problem().ends_with(std::strerror(ENOENT))) throw InputError(shown, "", "rank schedule is missing");
       throw;
     }
+    return read_json_fd(fd, size, shown);
   };
   Plan plan;
-  plan.manifest = parse_manifest(read_at("manifest.json"), (dir / "manifest.json").string());
+  plan.manifest = manifest_from(read_at("manifest.json"), (dir / "manifest.json").string());
   plan.ranks.reserve(static_cast<std::size_t>(plan.manifest.ranks));
   for (Rank r = 0; r < plan.manifest.ranks; ++r) {
     const std::string name = rank_file_name(r, plan.manifest.ranks);
     const auto path = dir / name;
-    RankSchedule rs = parse_rank_schedule(read_at(name), path.string());
+    RankSchedule rs = rank_schedule_from(read_at(name), path.string());
     if (rs.rank != r) throw InputError(path.string(), "/rank", "file of rank " + std::to_string(r) + " holds rank " + std::to_string(rs.rank));
     if (rs.ranks != plan.manifest.ranks) throw InputError(path.string(), "/ranks", "rank count differs from the manifest's " + std::to_string(plan.manifest.ranks));
     if (rs.matrix_fingerprint != plan.manifest.matrix_fingerprint) throw InputError(path.string(), "/matrix_fingerprint", "differs from the manifest's: the files come from different plans");

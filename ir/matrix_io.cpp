@@ -1,6 +1,7 @@
 #include "ir/matrix_io.h"
 
 #include "ir/error.h"
+#include "ir/json_input.h"
 #include "ir/matrix_market.h"
 
 #include <algorithm>
@@ -349,125 +350,6 @@ void check_totals(const CommMatrix& m, const std::string& file, const std::strin
 
 namespace {
 
-// An open file read forward through a fixed buffer: the JSON reader's input, so that its memory
-// does not grow with the file. Runs of white space outside strings reach the parser as one space:
-// nlohmann's lexer keeps every character it skips until the next string or number token (its
-// error context), so 2 GB of blanks between two fields would be held in memory. The position of
-// each character in the file is kept for the current and the previous buffer, which is where a
-// syntax error is (line_column).
-class FileChunks {
- public:
-  // read(buffer, bytes, offset): like pread(2).
-  using Source = std::function<ssize_t(char*, std::size_t, std::uint64_t)>;
-  // `size`: the input's size if known, so that a small one gets a small buffer.
-  FileChunks(Source read, std::string file, std::uint64_t size, std::size_t chunk = kChunk)
-      : read_(std::move(read)), file_(std::move(file)), raw_(static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size + 1))) {}
-  bool at_end() {
-    while (pos_ >= buf_[cur_].size()) {
-      if (eof_) return true;
-      refill();
-    }
-    return false;
-  }
-  const char& current() const { return buf_[cur_][pos_]; }
-  void advance() { ++pos_; }
-
-  // Line and column (1-based) in the file of the character the parser counts as number `index`
-  // (from 0), by reading the file again from the start up to it.
-  std::pair<std::size_t, std::size_t> line_column(std::uint64_t index) const {
-    std::uint64_t offset = index;
-    const std::uint64_t start = emitted_ - buf_[cur_].size(), before = start - buf_[1 - cur_].size();
-    if (index >= emitted_) offset = offset_;   // at the end of the input
-    else if (index >= start) offset = where_[cur_][index - start];
-    else if (index >= before) offset = where_[1 - cur_][index - before];
-    std::size_t line = 1, col = 1;
-    std::vector<char> b(raw_.size());
-    for (std::uint64_t at = 0; at < offset;) {
-      const ssize_t n = read_(b.data(), static_cast<std::size_t>(std::min<std::uint64_t>(b.size(), offset - at)), at);
-      if (n <= 0) break;
-      for (ssize_t k = 0; k < n; ++k) {
-        if (b[static_cast<std::size_t>(k)] == '\n') { ++line; col = 1; } else { ++col; }
-      }
-      at += static_cast<std::uint64_t>(n);
-    }
-    return {line, col};
-  }
-
- static constexpr std::size_t kChunk = std::size_t{1} << 16;
-
- private:
-
-  void refill() {
-    ssize_t n = 0;
-    do n = read_(raw_.data(), raw_.size(), offset_);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) throw InputError(file_, "", std::string("cannot read the file: ") + std::strerror(errno));
-    if (n == 0) eof_ = true;
-    std::vector<char>& out = buf_[2];
-    std::vector<std::uint64_t>& where = where_[2];
-    out.clear();
-    where.clear();
-    for (ssize_t k = 0; k < n; ++k, ++offset_) {
-      const char c = raw_[static_cast<std::size_t>(k)];
-      if (in_string_) {
-        if (escaped_) escaped_ = false;
-        else if (c == '\\') escaped_ = true;
-        else if (c == '"') in_string_ = false;
-      } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-        if (blank_) continue;
-        blank_ = true;
-        out.push_back(' ');
-        where.push_back(offset_);
-        continue;
-      } else {
-        in_string_ = c == '"';
-      }
-      blank_ = false;
-      out.push_back(c);
-      where.push_back(offset_);
-    }
-    if (out.empty()) return;   // all blanks already given as one: keep the buffers an error may point into
-    cur_ = 1 - cur_;
-    pos_ = 0;
-    std::swap(buf_[cur_], out);
-    std::swap(where_[cur_], where);
-    emitted_ += buf_[cur_].size();
-  }
-
-  Source read_;
-  std::string file_;
-  std::vector<char> raw_;
-  std::vector<char> buf_[3];             // what the parser reads: the current buffer, the one before, a scratch one
-  std::vector<std::uint64_t> where_[3];  // the file offset of each of their characters
-  int cur_ = 0;
-  std::size_t pos_ = 0;
-  std::uint64_t offset_ = 0, emitted_ = 0;
-  bool eof_ = false, in_string_ = false, escaped_ = false, blank_ = false;
-};
-
-// An input iterator over FileChunks for nlohmann's SAX parser; the default one is the end.
-class FileIterator {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-  FileIterator() = default;
-  explicit FileIterator(FileChunks* in) : in_(in) {}
-  reference operator*() const { return in_->current(); }
-  FileIterator& operator++() {
-    in_->advance();
-    return *this;
-  }
-  bool operator==(const FileIterator& o) const { return done() == o.done(); }
-  bool operator!=(const FileIterator& o) const { return !(*this == o); }
-
- private:
-  bool done() const { return in_ == nullptr || in_->at_end(); }
-  FileChunks* in_ = nullptr;
-};
-
 // Runs the SAX reader over [first, last); on a syntax error `where(offset)` gives its line and
 // column (the text may be a file that is not in memory).
 template <class It, class Where>
@@ -479,12 +361,7 @@ MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file);
 }  // namespace
 
 MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string& file, std::size_t chunk) {
-  FileChunks in([text](char* b, std::size_t n, std::uint64_t at) -> ssize_t {
-    if (at >= text.size()) return 0;
-    const std::size_t k = std::min<std::size_t>(n, text.size() - static_cast<std::size_t>(at));
-    std::memcpy(b, text.data() + at, k);
-    return static_cast<ssize_t>(k);
-  }, file, text.size(), std::max<std::size_t>(chunk, 1));
+  FileChunks in(text_source(text), file, text.size(), std::max<std::size_t>(chunk, 1));
   return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
 }
 
@@ -676,25 +553,9 @@ struct FdCloser {
   ~FdCloser() { ::close(fd); }
 };
 
-// Opens `file` for reading: O_NONBLOCK so that a FIFO is refused instead of waiting for a writer,
-// and only a regular file of at most `limit` bytes (a device such as /dev/zero would never end).
-int open_regular(const std::string& file, std::size_t limit, std::uint64_t& size) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
-  FdCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw InputError(file, "", "is a directory, not a file");
-  if (!S_ISREG(st.st_mode)) throw InputError(file, "", "not a regular file (a FIFO, device or socket is refused)");
-  size = static_cast<std::uint64_t>(st.st_size);
-  if (size > limit)
-    throw InputError(file, "", "file is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
-  closer.fd = -1;
-  return fd;
-}
-
-// Reads the open file `fd` (named `file` in messages), closing it.
-std::string read_text_fd(const int fd, const std::string& file, std::size_t limit) {
+// Checks that the open `fd` is a regular file of at most `limit` bytes and returns its size;
+// closes it and throws InputError otherwise (a device such as /dev/zero would never end).
+std::uint64_t check_regular(int fd, const std::string& file, std::size_t limit) {
   FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
@@ -703,6 +564,13 @@ std::string read_text_fd(const int fd, const std::string& file, std::size_t limi
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > limit)
     throw InputError(file, "", "file is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
+  closer.fd = -1;
+  return size;
+}
+
+// Reads the open regular file `fd` of `size` bytes (named `file` in messages), closing it.
+std::string read_text_fd(const int fd, const std::string& file, std::uint64_t size) {
+  FdCloser closer{fd};
   std::string text(static_cast<std::size_t>(size), '\0');
   std::size_t done = 0;
   while (done < text.size()) {
@@ -717,16 +585,36 @@ std::string read_text_fd(const int fd, const std::string& file, std::size_t limi
 
 }  // namespace
 
+// O_NONBLOCK: a FIFO is refused instead of waiting for a writer.
+int open_regular_file(const std::string& file, std::size_t limit, std::uint64_t& size) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(file, "", std::string("cannot open the file: ") + std::strerror(errno));
+  size = check_regular(fd, file, limit);
+  return fd;
+}
+
+int open_regular_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit, std::uint64_t& size) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(shown, "", std::string("cannot open the file: ") + std::strerror(errno));
+  size = check_regular(fd, shown, limit);
+  return fd;
+}
+
+FileChunks::Source fd_source(int fd) {
+  return [fd](char* b, std::size_t n, std::uint64_t at) { return ::pread(fd, b, n, static_cast<off_t>(at)); };
+}
+
 std::string read_text_file(const std::filesystem::path& path, std::size_t limit) {
   const std::string file = path.string();
   std::uint64_t size = 0;
-  return read_text_fd(open_regular(file, limit, size), file, limit);
+  const int fd = open_regular_file(file, limit, size);
+  return read_text_fd(fd, file, size);
 }
 
 std::string read_text_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit) {
-  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(shown, "", std::string("cannot open the file: ") + std::strerror(errno));
-  return read_text_fd(fd, shown, limit);
+  std::uint64_t size = 0;
+  const int fd = open_regular_file_at(dir_fd, name, shown, limit, size);
+  return read_text_fd(fd, shown, size);
 }
 
 MatrixFile read_matrix(const std::filesystem::path& path) {
@@ -738,9 +626,9 @@ MatrixFile read_matrix(const std::filesystem::path& path) {
   }
   // JSON is parsed as it is read (the SAX reader keeps the messages, not the text).
   std::uint64_t size = 0;
-  const FdCloser closer{open_regular(file, kMaxInputBytes, size)};
+  const FdCloser closer{open_regular_file(file, kMaxInputBytes, size)};
   if (size == 0) throw InputError(file, "", "file is empty");
-  FileChunks in([fd = closer.fd](char* b, std::size_t n, std::uint64_t at) { return ::pread(fd, b, n, static_cast<off_t>(at)); }, file, size);
+  FileChunks in(fd_source(closer.fd), file, size);
   return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
 }
 

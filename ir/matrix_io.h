@@ -47,6 +47,13 @@ std::string read_text_file(const std::filesystem::path& path, std::size_t limit 
 std::string read_text_file_at(int dir_fd, const std::string& name, const std::string& shown,
                               std::size_t limit = kMaxInputBytes);
 
+// Opens `file`, or `name` inside the open directory `dir_fd` (named `shown` in messages), for
+// reading: a regular file of at most `limit` bytes (no FIFO, device, socket or directory; a FIFO
+// is not waited on). Returns the descriptor, which the caller closes, and sets `size`.
+int open_regular_file(const std::string& file, std::size_t limit, std::uint64_t& size);
+int open_regular_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit,
+                         std::uint64_t& size);
+
 // Writes a matrix as JSON (sparse "messages" triplets); used by generators and tests.
 std::string matrix_json(const CommMatrix& m);
 
