@@ -182,6 +182,16 @@ TEST_CASE("hostile matrices: the memory a plan would need is estimated and refus
   CHECK(c.status == 0);
   CHECK(fs::exists(s.work / "out.plan" / "manifest.json"));
   fs::remove_all(s.work / "out.plan");
+  // 3 messages among 2^21 ranks: a schedule per rank, gigabytes for three messages, refused as out
+  // of proportion; an explicit --max-memory lifts that rule (here to meet the limit's own).
+  const fs::path idle = s.dir / "idle.json";
+  { std::ofstream(idle) << R"({"format": "commfit-matrix", "version": 1, "ranks": 2097152, "messages": [[0, 2097151, 100], [5, 7, 10], [2097151, 0, 64]]})"; }
+  c = run_commfit({"plan", idle.string(), "-o", out}, s.dir);
+  check_refused(c, idle.string(), s.work, margin, "plan of 3 messages among 2^21 ranks");
+  CHECK(c.err.find("whole matrix: planning needs about 2.0 GiB for 3 messages: 4 of its 2097152 ranks send or receive") != std::string::npos);
+  c = run_commfit({"plan", idle.string(), "--max-memory", "1000000", "-o", out}, s.dir);
+  check_refused(c, idle.string(), s.work, margin, "plan of 3 messages among 2^21 ranks --max-memory 1000000");
+  CHECK(c.err.find("more than the limit of 976.6 KiB (--max-memory)") != std::string::npos);
   // A file over the 4 GiB limit (sparse: it takes no disk) is refused before it is read.
   const fs::path big = s.dir / "big.json";
   { std::ofstream(big) << "{"; }
@@ -218,6 +228,37 @@ TEST_CASE("hostile matrices: white space is read in memory independent of its si
   CHECK(bad.max_rss_kib < 256 * 1024);
   MESSAGE("512 MiB of blanks around a matrix: " << ok.seconds << " s, " << ok.max_rss_kib / 1024 << " MiB peak; 64 MiB of blanks only: " << bad.seconds
                                 << " s, " << bad.max_rss_kib / 1024 << " MiB");
+}
+
+// The same for the plan readers: 256 MiB of blanks inside the manifest and inside a rank file,
+// then a syntax error behind 64 MiB of blanks, named by its byte in the file.
+TEST_CASE("hostile plan files: white space is read in memory independent of its size") {
+  Scratch s("planblanks");
+  const fs::path plan = s.dir / "p";
+  fs::copy(kRoot / kGoodPlan, plan);
+  const std::string chunk(std::size_t{1} << 20, ' ');
+  auto pad = [&](const std::string& name, std::size_t mib, const std::string& insert) {
+    const std::string text = slurp(plan / name);
+    const std::size_t at = text.find(',') + 1;
+    std::ofstream out(plan / name, std::ios::binary | std::ios::trunc);
+    out << text.substr(0, at);
+    for (std::size_t k = 0; k < mib; ++k) out << chunk << (k % 2 ? "\n" : "\t");
+    out << insert << text.substr(at);
+    return at + mib * (chunk.size() + 1) + 1;   // the byte (from 1) just after the blanks
+  };
+  pad("manifest.json", 256, "");
+  pad("rank-00001.json", 256, "");
+  const std::string matrix = kMatrix;
+  const Child ok = run_commfit({"verify", matrix, plan.string()}, s.dir);
+  INFO("stderr: " << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(ok.max_rss_kib < 256 * 1024);
+  const std::size_t byte = pad("rank-00002.json", 64, "x");
+  const Child bad = run_commfit({"verify", matrix, plan.string()}, s.dir);
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find(": byte " + std::to_string(byte) + ": invalid JSON: syntax error while parsing object key") != std::string::npos);
+  CHECK(bad.max_rss_kib < 256 * 1024);
+  MESSAGE("a plan with 512 MiB of blanks: verified in " << ok.seconds << " s, " << ok.max_rss_kib / 1024 << " MiB peak");
 }
 
 TEST_CASE("hostile plan files: show, verify and convert refuse each in one line, write nothing, within 2 s and 1 GiB") {
