@@ -18,20 +18,26 @@ namespace commfit {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'F', 'I', 'T', 'P', 'L', 'A', 'N'};
-constexpr std::size_t kFingerprintField = 156;   // header bytes 84..239 (164 before the plan hash took 240..247)
+constexpr std::size_t kFingerprintField = 152;   // header bytes 84..235 (version 1 had 156, up to 239)
 
 // Header field offsets.
 enum : std::size_t {
   hVersion = 8, hHeaderBytes = 12, hRanks = 16, hPhases = 20, hEntryBytes = 24, hStepBytes = 28,
   hFileBytes = 32, hIndexOffset = 40, hManifestOffset = 48, hManifestBytes = 56,
-  hManifestChecksum = 64, hStagingMax = 72, hFingerprintLen = 80, hFingerprint = 84, hPlanHash = 240,
-  hChecksum = 248,
+  hManifestChecksum = 64, hStagingMax = 72, hFingerprintLen = 80, hFingerprint = 84, hIndexEntries = 236,
+  hPlanHash = 240, hChecksum = 248,
 };
 // Index entry field offsets.
 enum : std::size_t {
   eSliceOffset = 0, eSliceBytes = 8, eSteps = 16, eSends = 24, eRecvs = 28, eStaging = 32,
-  eRank = 40, ePhases = 44, eWindow = 48, eReserved = 52, eChecksum = 56,
+  eRank = 40, ePhases = 44, eWindow = 48, eEntryCheck = 52, eChecksum = 56,
 };
+
+// The low 32 bits of the checksum of an entry's first 52 bytes, stored at eEntryCheck: a reader
+// looking for its rank trusts every entry it visits on the way, not only the one it stops at.
+std::uint32_t entry_check(const std::uint8_t* e) {
+  return static_cast<std::uint32_t>(plan_binary_checksum(e, eEntryCheck));
+}
 
 void put_u32(std::uint8_t* p, std::uint32_t v) {
   for (int k = 0; k < 4; ++k) p[k] = static_cast<std::uint8_t>(v >> (8 * k));
@@ -93,6 +99,7 @@ class InFile {
 
 struct Header {
   std::uint32_t ranks = 0, phases = 0;
+  std::uint32_t entries = 0;   // index entries: one per rank whose schedule is not empty, by rank
   std::uint64_t file_bytes = 0, index_offset = 0, manifest_offset = 0, manifest_bytes = 0;
   std::uint64_t manifest_checksum = 0, staging_max = 0, plan_hash = 0;
   std::string fingerprint;
@@ -140,9 +147,12 @@ Header read_header(const InFile& f) {
     throw InputError(name, "header", "fingerprint length " + std::to_string(fp_len) + " too long");
   h.fingerprint.assign(reinterpret_cast<const char*>(b + hFingerprint), fp_len);
   h.plan_hash = get_u64(b + hPlanHash);
-  const std::uint64_t index_end = h.index_offset + std::uint64_t{h.ranks} * kPlanBinaryIndexEntryBytes;
+  h.entries = get_u32(b + hIndexEntries);
+  if (h.entries > h.ranks)
+    throw InputError(name, "header", std::to_string(h.entries) + " index entries for " + std::to_string(h.ranks) + " ranks");
+  const std::uint64_t index_end = h.index_offset + std::uint64_t{h.entries} * kPlanBinaryIndexEntryBytes;
   if (h.index_offset != kPlanBinaryHeaderBytes || index_end > h.file_bytes)
-    throw InputError(name, "header", "index of " + std::to_string(h.ranks) +
+    throw InputError(name, "header", "index of " + std::to_string(h.entries) +
                                          " entries does not fit in the file");
   if (h.manifest_offset < index_end || h.manifest_bytes > h.file_bytes ||
       h.manifest_offset > h.file_bytes - h.manifest_bytes)
@@ -150,27 +160,44 @@ Header read_header(const InFile& f) {
   return h;
 }
 
-// Checked, decoded form of one slice.
-RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
+// The schedule of a rank the index has no entry for: it neither sends, receives nor stages.
+RankSchedule idle_rank(const Header& h, Rank rank) {
+  RankSchedule r;
+  r.rank = rank;
+  r.ranks = static_cast<Rank>(h.ranks);
+  r.phases = h.phases;
+  r.matrix_fingerprint = h.fingerprint;
+  return r;
+}
+
+std::uint64_t index_end(const Header& h) {
+  return h.index_offset + std::uint64_t{h.entries} * kPlanBinaryIndexEntryBytes;
+}
+
+// Reads index entry `k` and checks what it says alone; returns the rank it holds.
+Rank read_entry(const InFile& f, const Header& h, std::uint32_t k, std::uint8_t (&e)[kPlanBinaryIndexEntryBytes]) {
+  const std::string place = "index entry " + std::to_string(k);
+  f.read(e, sizeof e, h.index_offset + std::uint64_t(k) * kPlanBinaryIndexEntryBytes, place);
+  if (entry_check(e) != get_u32(e + eEntryCheck)) throw InputError(f.name(), place, "checksum mismatch (file corrupted)");
+  const std::uint32_t rank = get_u32(e + eRank);
+  if (rank >= h.ranks)
+    throw InputError(f.name(), place, "holds rank " + std::to_string(rank) + " of a plan for " + std::to_string(h.ranks) + " ranks");
+  return static_cast<Rank>(rank);
+}
+
+// Checked, decoded form of the slice of index entry `k` (already read into `e`, holding `rank`).
+RankSchedule read_slice(const InFile& f, const Header& h, std::uint32_t k, const std::uint8_t (&e)[kPlanBinaryIndexEntryBytes], Rank rank) {
   const std::string& name = f.name();
-  const std::string entry_place = "index entry " + std::to_string(rank);
+  const std::string entry_place = "index entry " + std::to_string(k);
   const std::string slice_place = "rank " + std::to_string(rank) + " slice";
-  if (rank < 0 || static_cast<std::uint32_t>(rank) >= h.ranks)
-    throw InputError(name, "header", "the plan is for " + std::to_string(h.ranks) +
-                                         " ranks, it has no rank " + std::to_string(rank));
-  std::uint8_t e[kPlanBinaryIndexEntryBytes];
-  f.read(e, sizeof e, h.index_offset + std::uint64_t(rank) * kPlanBinaryIndexEntryBytes, entry_place);
   const std::uint64_t off = get_u64(e + eSliceOffset), bytes = get_u64(e + eSliceBytes);
   const std::uint64_t nsteps = get_u64(e + eSteps);
   const std::uint64_t nsends = get_u32(e + eSends), nrecvs = get_u32(e + eRecvs);
-  const std::uint64_t index_end = h.index_offset + std::uint64_t{h.ranks} * kPlanBinaryIndexEntryBytes;
-  if (off < index_end || bytes > h.file_bytes || off > h.file_bytes - bytes)
+  if (off < index_end(h) || bytes > h.file_bytes || off > h.file_bytes - bytes)
     throw InputError(name, entry_place, "slice range does not fit in the file");
   if (nsteps > h.file_bytes / kPlanBinaryStepBytes ||
       bytes != (nsends + nrecvs) * kPlanBinaryPeerBytes + nsteps * kPlanBinaryStepBytes)
     throw InputError(name, entry_place, "slice size does not match its counts");
-  if (get_u32(e + eRank) != static_cast<std::uint32_t>(rank))
-    throw InputError(name, entry_place, "holds rank " + std::to_string(get_u32(e + eRank)));
   if (get_u32(e + ePhases) != h.phases)   // the executor reads this slice alone: check it here
     throw InputError(name, entry_place, "phase count " + std::to_string(get_u32(e + ePhases)) + " differs from the header's " + std::to_string(h.phases));
 
@@ -181,11 +208,7 @@ RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
   if (sum != get_u64(e + eChecksum))
     throw InputError(name, slice_place, "checksum mismatch (file corrupted)");
 
-  RankSchedule r;
-  r.rank = rank;
-  r.ranks = static_cast<Rank>(h.ranks);
-  r.phases = get_u32(e + ePhases);
-  r.matrix_fingerprint = h.fingerprint;
+  RankSchedule r = idle_rank(h, rank);
   r.staging_bytes = get_u64(e + eStaging);
   r.max_outstanding = get_u32(e + eWindow);   // checked with the rest (check_rank_schedule)
   const std::uint8_t* p = s.data();
@@ -196,18 +219,18 @@ RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
   };
   auto peers = [&](std::uint64_t n, std::vector<PeerBytes>& out, const char* list) {
     out.resize(n);
-    for (std::uint64_t k = 0; k < n; ++k, p += kPlanBinaryPeerBytes) {
-      const std::string place = slice_place + " " + list + " " + std::to_string(k);
-      out[k].peer = check_rank(get_u32(p), place, "peer");
-      out[k].bytes = get_u64(p + 8);
+    for (std::uint64_t j = 0; j < n; ++j, p += kPlanBinaryPeerBytes) {
+      const std::string place = slice_place + " " + list + " " + std::to_string(j);
+      out[j].peer = check_rank(get_u32(p), place, "peer");
+      out[j].bytes = get_u64(p + 8);
     }
   };
   peers(nsends, r.sends, "sends");
   peers(nrecvs, r.recvs, "recvs");
   r.steps.resize(nsteps);
-  for (std::uint64_t k = 0; k < nsteps; ++k, p += kPlanBinaryStepBytes) {
-    const std::string place = "rank " + std::to_string(rank) + " step " + std::to_string(k);
-    Step& st = r.steps[k];
+  for (std::uint64_t j = 0; j < nsteps; ++j, p += kPlanBinaryStepBytes) {
+    const std::string place = "rank " + std::to_string(rank) + " step " + std::to_string(j);
+    Step& st = r.steps[j];
     st.phase = get_u32(p);
     if (p[4] > 2 || p[5] > 2) throw InputError(name, place, "unknown op or buffer code");
     st.op = static_cast<Op>(p[4]);
@@ -223,6 +246,29 @@ RankSchedule read_slice(const InFile& f, const Header& h, Rank rank) {
   if (const auto problems = check_rank_schedule(r, kFormatOnly); !problems.empty())
     throw InputError(name, slice_place + " " + problems[0].place, problems[0].what);
   return r;
+}
+
+// Rank `rank`'s schedule alone: a binary search of the index (O(log entries) small reads, each
+// entry checked), then its slice; a rank without an entry is idle.
+RankSchedule read_rank(const InFile& f, const Header& h, Rank rank) {
+  if (rank < 0 || static_cast<std::uint32_t>(rank) >= h.ranks)
+    throw InputError(f.name(), "header", "the plan is for " + std::to_string(h.ranks) +
+                                             " ranks, it has no rank " + std::to_string(rank));
+  std::uint32_t lo = 0, hi = h.entries;
+  std::uint8_t e[kPlanBinaryIndexEntryBytes];
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    const Rank at = read_entry(f, h, mid, e);
+    if (at == rank) return read_slice(f, h, mid, e, rank);
+    if (at < rank) lo = mid + 1;
+    else hi = mid;
+  }
+  return idle_rank(h, rank);
+}
+
+// A schedule the index leaves out (idle_rank gives it back exactly).
+bool is_idle(const RankSchedule& r) {
+  return r.sends.empty() && r.recvs.empty() && r.steps.empty() && r.staging_bytes == 0 && r.max_outstanding == 0;
 }
 
 std::vector<std::uint8_t> encode_slice(const RankSchedule& r) {
@@ -336,7 +382,9 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
   commfit_assert(m.matrix_fingerprint.size() <= kFingerprintField, "write_plan_binary",
                  "fingerprint too long");
   const std::string manifest = manifest_json(m);
-  const std::uint64_t index_end = kPlanBinaryHeaderBytes + std::uint64_t(m.ranks) * kPlanBinaryIndexEntryBytes;
+  std::uint32_t entries = 0;
+  for (const RankSchedule& rs : plan.ranks) entries += is_idle(rs) ? 0 : 1;
+  const std::uint64_t index_end = kPlanBinaryHeaderBytes + std::uint64_t(entries) * kPlanBinaryIndexEntryBytes;
   std::uint64_t offset = index_end + manifest.size();
 
   const std::string name = file.string();
@@ -348,13 +396,14 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UsageError("cannot create " + tmp.string() + ": " + std::strerror(errno));
   try {
-    std::vector<std::uint8_t> index(std::size_t(m.ranks) * kPlanBinaryIndexEntryBytes, 0);
+    std::vector<std::uint8_t> index(std::size_t(entries) * kPlanBinaryIndexEntryBytes, 0);
+    std::uint8_t* e = index.data();
     for (Rank r = 0; r < m.ranks; ++r) {
       const RankSchedule& rs = plan.ranks[r];
-      commfit_assert(rs.rank == r && rs.matrix_fingerprint == m.matrix_fingerprint,
+      commfit_assert(rs.rank == r && rs.matrix_fingerprint == m.matrix_fingerprint && rs.phases == m.phases,
                      "write_plan_binary", "rank schedule " + std::to_string(r) + " does not belong to the plan");
+      if (is_idle(rs)) continue;
       std::vector<std::uint8_t> slice = encode_slice(rs);
-      std::uint8_t* e = index.data() + std::size_t(r) * kPlanBinaryIndexEntryBytes;
       put_u64(e + eSliceOffset, offset);
       put_u64(e + eSliceBytes, slice.size());
       put_u64(e + eSteps, rs.steps.size());
@@ -364,10 +413,12 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
       put_u32(e + eWindow, rs.max_outstanding);
       put_u32(e + eRank, static_cast<std::uint32_t>(r));
       put_u32(e + ePhases, rs.phases);
+      put_u32(e + eEntryCheck, entry_check(e));
       std::uint64_t sum = plan_binary_checksum(e, eChecksum);
       put_u64(e + eChecksum, plan_binary_checksum(slice.data(), slice.size(), sum));
       write_all(fd, slice.data(), slice.size(), offset, name);
       offset += slice.size();
+      e += kPlanBinaryIndexEntryBytes;
     }
     write_all(fd, index.data(), index.size(), kPlanBinaryHeaderBytes, name);
     write_all(fd, manifest.data(), manifest.size(), index_end, name);
@@ -388,6 +439,7 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file) {
     put_u64(b + hStagingMax, m.staging_bytes_max);
     put_u32(b + hFingerprintLen, static_cast<std::uint32_t>(m.matrix_fingerprint.size()));
     std::memcpy(b + hFingerprint, m.matrix_fingerprint.data(), m.matrix_fingerprint.size());
+    put_u32(b + hIndexEntries, entries);
     put_u64(b + hPlanHash, m.plan_hash);
     put_u64(b + hChecksum, plan_binary_checksum(b, hChecksum));
     write_all(fd, b, sizeof b, 0, name);
@@ -412,7 +464,7 @@ std::uint64_t read_plan_hash_binary(const std::filesystem::path& file) {
 
 RankSchedule read_rank_schedule_binary(const std::filesystem::path& file, Rank rank) {
   InFile f(file);
-  return read_slice(f, read_header(f), rank);
+  return read_rank(f, read_header(f), rank);
 }
 
 Manifest read_manifest_binary(const std::filesystem::path& file) {
@@ -435,10 +487,16 @@ Plan read_plan_binary(const std::filesystem::path& file, bool check_hash) {
   InFile f(file);
   const Header h = read_header(f);
   plan.ranks.reserve(h.ranks);
-  for (Rank r = 0; r < static_cast<Rank>(h.ranks); ++r) {
-    plan.ranks.push_back(read_slice(f, h, r));
+  std::uint8_t e[kPlanBinaryIndexEntryBytes];
+  for (std::uint32_t k = 0; k < h.entries; ++k) {
+    const Rank r = read_entry(f, h, k, e);
+    if (r < static_cast<Rank>(plan.ranks.size()))
+      throw InputError(f.name(), "index entry " + std::to_string(k), "holds rank " + std::to_string(r) + ", not after the previous entry's (the index is in rank order)");
+    while (static_cast<Rank>(plan.ranks.size()) < r) plan.ranks.push_back(idle_rank(h, static_cast<Rank>(plan.ranks.size())));
+    plan.ranks.push_back(read_slice(f, h, k, e, r));
     check_rank_matches_manifest(plan, r, f.name() + ": rank " + std::to_string(r) + " slice");
   }
+  while (plan.ranks.size() < h.ranks) plan.ranks.push_back(idle_rank(h, static_cast<Rank>(plan.ranks.size())));
   if (h.plan_hash != plan.manifest.plan_hash)
     throw InputError(f.name(), "header", "plan hash " + plan_hash_text(h.plan_hash) + " differs from the manifest's " + plan_hash_text(plan.manifest.plan_hash));
   if (check_hash) check_plan_hash(plan, f.name(), "manifest");

@@ -1,13 +1,14 @@
 // The single-file binary plan (docs/FORMAT.md §3.3): the same content
-// as a plan directory, laid out so that each rank reads only its own slice with two small preads
-// (header + its index entry) and one pread of its slice. Meant for large p, where p JSON files
-// are slow to open and parse.
+// as a plan directory, laid out so that each rank reads only its own slice: the header, a binary
+// search of the index (O(log ranks) reads of 64 bytes) and one pread of its slice. Meant for large
+// p, where p JSON files are slow to open and parse.
 //
 // Layout (all integers little-endian, docs/EXECUTOR.md has the table):
 //   header   256 bytes: magic "CFITPLAN", version, ranks, phases, file size, offsets, the matrix
 //            fingerprint, the manifest's JSON text location and checksum; checksummed itself.
-//   index    ranks x 64 bytes: per rank, the offset and size of its slice, its counts (sends,
-//            recvs, steps), staging bytes, phases, and a checksum over the entry and the slice.
+//   index    64 bytes per rank that sends, receives or stages (in rank order; a rank without an
+//            entry is idle): the offset and size of its slice, its counts (sends, recvs, steps),
+//            staging bytes, phases, a check of the entry and a checksum over entry and slice.
 //   manifest the manifest as JSON text (manifest_json), read only by convert and tools.
 //   slices   per rank: sends and recvs (16 bytes each), then the steps (48 bytes each).
 // Every reader checks sizes and offsets against the real file size before it allocates, and
@@ -22,7 +23,7 @@
 
 namespace commfit {
 
-inline constexpr std::uint32_t kPlanBinaryVersion = 1;
+inline constexpr std::uint32_t kPlanBinaryVersion = 2;   // 2: the index has entries only for ranks with a schedule
 inline constexpr std::size_t kPlanBinaryHeaderBytes = 256;
 inline constexpr std::size_t kPlanBinaryIndexEntryBytes = 64;
 inline constexpr std::size_t kPlanBinaryPeerBytes = 16;
@@ -40,7 +41,7 @@ void write_plan_binary(const Plan& plan, const std::filesystem::path& file);
 // read in vain. Throws UsageError.
 void check_plan_output(const std::filesystem::path& out);
 
-// Reads and checks rank `rank`'s slice only (header, one index entry, one slice).
+// Reads and checks rank `rank`'s slice only (header, the index entries its search visits, one slice).
 RankSchedule read_rank_schedule_binary(const std::filesystem::path& file, Rank rank);
 
 // The plan hash in the header (0: none), the header checked.

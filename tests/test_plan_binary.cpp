@@ -171,7 +171,8 @@ TEST_CASE("plan_binary_flipped_byte_in_each_region") {
   struct Case { std::size_t at; Rank rank; std::string expect; };
   for (const Case& c : {Case{20, 3, "header: checksum mismatch (file corrupted)"},
                         Case{100, 3, "header: checksum mismatch (file corrupted)"},
-                        Case{entry3 + 50, 3, "rank 3 slice: checksum mismatch (file corrupted)"},
+                        Case{entry3 + 50, 3, "index entry 3: checksum mismatch (file corrupted)"},
+                        Case{entry3 + 57, 3, "rank 3 slice: checksum mismatch (file corrupted)"},
                         Case{slice3 + 5, 3, "rank 3 slice: checksum mismatch (file corrupted)"},
                         Case{slice3 + 40, 3, "rank 3 slice: checksum mismatch (file corrupted)"}}) {
     std::string b = bytes;
@@ -207,9 +208,9 @@ TEST_CASE("plan_binary_bad_magic_version_rank") {
   CHECK(!is_plan_binary(bad));
   CHECK(read_error(bad, 0) == bad.string() + ": header: not a commfit binary plan (bad magic)");
   b = slurp(good);
-  b[8] = 2;
+  b[8] = 3;
   spit(bad, b);
-  CHECK(read_error(bad, 0) == bad.string() + ": header: unsupported version 2 (this build reads version 1)");
+  CHECK(read_error(bad, 0) == bad.string() + ": header: unsupported version 3 (this build reads version 2)");
   CHECK(read_error(good, 7) == good.string() + ": header: the plan is for 7 ranks, it has no rank 7");
   CHECK(read_error(scratch("missing.cfp"), 0).find("cannot open") != std::string::npos);
   fs::remove(good);
@@ -228,6 +229,8 @@ TEST_CASE("plan_binary_bad_fields_behind_a_valid_checksum") {
   const std::size_t slice = get_u64(bytes, entry);
   const std::size_t first_step = slice + (plan.ranks[r].sends.size() + plan.ranks[r].recvs.size()) * kPlanBinaryPeerBytes;
   auto refit = [&](std::string& b) {
+    const auto check = static_cast<std::uint32_t>(plan_binary_checksum(b.data() + entry, 52));
+    for (int k = 0; k < 4; ++k) b[entry + 52 + k] = static_cast<char>(check >> (8 * k));
     std::uint64_t sum = plan_binary_checksum(b.data() + entry, 56);
     sum = plan_binary_checksum(b.data() + slice, get_u64(b, entry + 8), sum);
     put_u64(b, entry + 56, sum);
@@ -247,6 +250,41 @@ TEST_CASE("plan_binary_bad_fields_behind_a_valid_checksum") {
   refit(b);
   spit(bad, b);
   CHECK(read_error(bad, r) == bad.string() + ": index entry 2: slice size does not match its counts");
+  fs::remove(good);
+  fs::remove(bad);
+}
+
+TEST_CASE("plan_binary_index_holds_only_ranks_with_a_schedule") {
+  // 4096 ranks, 3 messages: the index has an entry for the 4 ranks that send or receive, not 4096.
+  const Rank p = 4096;
+  const Plan plan = make_plan(make_matrix(p, {{0, p - 1, 100}, {5, 7, 10}, {p - 1, 0, 64}}), {});
+  const fs::path good = scratch("sparse.cfp"), bad = scratch("sparse-bad.cfp");
+  write_plan_binary(plan, good);
+  const std::string bytes = slurp(good);
+  const std::size_t entries = 4;
+  CHECK(bytes.size() < kPlanBinaryHeaderBytes + entries * kPlanBinaryIndexEntryBytes + 4096);   // manifest and slices are small
+  check_same(plan, read_plan_binary(good));
+  for (Rank r : {0, 1, 5, 6, 7, 2048, p - 2, p - 1}) {
+    CAPTURE(r);
+    CHECK(rank_schedule_json(read_rank_schedule_binary(good, r)) == rank_schedule_json(plan.ranks[r]));
+  }
+  CHECK(read_error(good, p) == good.string() + ": header: the plan is for 4096 ranks, it has no rank 4096");
+
+  // Every entry a search visits is checked: a flipped rank field in entry 1 (rank 5), which the
+  // search for rank 6 meets first, is an error, not "rank 6 is idle".
+  const std::size_t entry1 = kPlanBinaryHeaderBytes + 1 * kPlanBinaryIndexEntryBytes;
+  std::string b = bytes;
+  b[entry1 + 40] = static_cast<char>(b[entry1 + 40] ^ 0x02);
+  spit(bad, b);
+  CHECK(read_error(bad, 6) == bad.string() + ": index entry 1: checksum mismatch (file corrupted)");
+  CHECK(whole_error(bad) == bad.string() + ": index entry 1: checksum mismatch (file corrupted)");
+
+  // Entries out of rank order, each consistent on its own: the whole-plan reader refuses them.
+  b = bytes;
+  const std::size_t entry2 = entry1 + kPlanBinaryIndexEntryBytes;
+  std::swap_ranges(b.begin() + static_cast<std::ptrdiff_t>(entry1), b.begin() + static_cast<std::ptrdiff_t>(entry2), b.begin() + static_cast<std::ptrdiff_t>(entry2));
+  spit(bad, b);
+  CHECK(whole_error(bad) == bad.string() + ": index entry 2: holds rank 5, not after the previous entry's (the index is in rank order)");
   fs::remove(good);
   fs::remove(bad);
 }

@@ -25,7 +25,7 @@ void put_u64(std::uint8_t* p, std::uint64_t v) {
   for (int k = 0; k < 8; ++k) p[k] = static_cast<std::uint8_t>(v >> (8 * k));
 }
 
-// Recomputes the header checksum, the manifest checksum and each index entry's checksum whose
+// Recomputes the header checksum, the manifest checksum and each index entry's check (bytes 52..55) and checksum whose
 // slice lies inside the data (offsets as in backends/plan_binary.cpp's layout table).
 void fix_checksums(std::vector<std::uint8_t>& d) {
   const std::size_t header = commfit::kPlanBinaryHeaderBytes, entry = commfit::kPlanBinaryIndexEntryBytes;
@@ -33,9 +33,11 @@ void fix_checksums(std::vector<std::uint8_t>& d) {
   const std::uint64_t manifest_offset = get_u64(&d[48]), manifest_bytes = get_u64(&d[56]);
   if (manifest_offset <= d.size() && manifest_bytes <= d.size() - manifest_offset)
     put_u64(&d[64], commfit::plan_binary_checksum(d.data() + manifest_offset, manifest_bytes));
-  const std::uint32_t ranks = d[16] | d[17] << 8 | d[18] << 16 | static_cast<std::uint32_t>(d[19]) << 24;
-  for (std::uint64_t r = 0; r < ranks && header + (r + 1) * entry <= d.size(); ++r) {
-    std::uint8_t* e = &d[header + r * entry];
+  const std::uint32_t entries = d[236] | d[237] << 8 | d[238] << 16 | static_cast<std::uint32_t>(d[239]) << 24;
+  for (std::uint64_t k = 0; k < entries && header + (k + 1) * entry <= d.size(); ++k) {
+    std::uint8_t* e = &d[header + k * entry];
+    const auto check = static_cast<std::uint32_t>(commfit::plan_binary_checksum(e, 52));
+    for (int b = 0; b < 4; ++b) e[52 + b] = static_cast<std::uint8_t>(check >> (8 * b));
     const std::uint64_t off = get_u64(e), bytes = get_u64(e + 8);
     if (off > d.size() || bytes > d.size() - off) continue;
     const std::uint64_t sum = commfit::plan_binary_checksum(e, 56);
