@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace commfit {
 
@@ -29,9 +30,29 @@ MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o) {
   return e;
 }
 
+namespace {
+
+// Ranks that send or receive at least one message.
+std::uint64_t communicating_ranks(const CommMatrix& m) {
+  std::vector<bool> seen(static_cast<std::size_t>(m.ranks), false);
+  m.for_each([&](Rank s, Rank d, Bytes) { seen[s] = seen[d] = true; });
+  return static_cast<std::uint64_t>(std::count(seen.begin(), seen.end(), true));
+}
+
+}  // namespace
+
 void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::string& file, std::optional<std::uint64_t> limit) {
   const std::uint64_t max = limit ? *limit : physical_memory_bytes();
   const MemoryEstimate e = plan_memory_estimate(m, o);
+  // A plan holds a schedule for every rank, idle or not: a few messages among millions of ranks
+  // would cost gigabytes for nothing a user wants. Without --max-memory that is refused.
+  const std::uint64_t messages = static_cast<std::uint64_t>(m.nnz());
+  const std::uint64_t rank_bytes = saturating_mul(static_cast<std::uint64_t>(m.ranks), kEstimateBytesPerRank);
+  if (!limit && rank_bytes > kProportionFloorBytes && rank_bytes / std::max<std::uint64_t>(messages, 1) > kProportionBytesPerMessage)
+    throw InputError(file, "whole matrix",
+                     "planning needs about " + human_bytes(e.bytes) + " for " + std::to_string(messages) + " messages: " +
+                         std::to_string(communicating_ranks(m)) + " of its " + std::to_string(m.ranks) +
+                         " ranks send or receive, and the plan holds a schedule for every rank; plan the ranks that communicate on a smaller communicator, or give --max-memory to plan it anyway");
   if (e.bytes <= max) return;
   throw InputError(file, "whole matrix",
                    "planning needs about " + human_bytes(e.bytes) + " (" + std::to_string(m.nnz()) + " messages, " + std::to_string(e.pieces) +

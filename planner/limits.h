@@ -24,10 +24,16 @@ inline constexpr std::uint64_t kEstimateBytesPerMessage = 128;
 inline constexpr std::uint64_t kEstimateBytesPerRank = 1024;
 inline constexpr std::uint64_t kEstimateBaseBytes = std::uint64_t{16} << 20;
 
+// Out of proportion: the estimate's per-rank part above the floor and above this many bytes per
+// message (a plan of mostly idle ranks: more than 16 ranks per message).
+inline constexpr std::uint64_t kProportionFloorBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kProportionBytesPerMessage = std::uint64_t{16} << 10;
+
 MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o);
 
 // Throws InputError(file, "whole matrix", ...) with the estimate when it exceeds `limit`
-// (--max-memory; physical memory when not given): the check `plan` and `compare` run first.
+// (--max-memory; physical memory when not given), or, when no limit is given, when the estimate
+// is out of proportion to the messages (above). The check `plan` and `compare` run first.
 void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::string& file, std::optional<std::uint64_t> limit);
 
 // The default of --max-memory: the machine's physical memory (sysconf), or 2^63 when unknown.
