@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <functional>
 #include <vector>
 
 namespace commfit::exec {
@@ -117,6 +118,16 @@ int first_failing_rank(MPI_Comm comm, bool failed);
 [[noreturn]] void raise_agreed(MPI_Comm comm, int first, Error::Kind kind, const std::string& message);
 // Both: throws on every rank when any rank's `local_error` is non-empty.
 void agree(MPI_Comm comm, Error::Kind kind, const std::string& local_error);
+
+// A plan on disk, as Executor::load and Migration::load read it: this rank's schedule from the
+// directory or binary file at `path` (`origin` becomes the file read, for messages), and the
+// content hash the plan was written with (0: none).
+RankSchedule read_plan_rank(const std::string& path, int rank, int size, std::string& origin);
+std::uint64_t read_stored_plan_hash(const std::string& path);
+// Collective: rank 0 calls `stored` (the plan's recorded hash; none when empty or 0), every rank
+// adds its schedule's term (one MPI_Allreduce), and all throw the same Error when the sum differs.
+void check_plan_hash(MPI_Comm comm, int rank, std::uint64_t rank_hash, const std::string& plan_path,
+                     const std::function<std::uint64_t()>& stored);
 
 // Address of an op's bytes in this call.
 inline char* op_address(const NetOp& op, const Call& c, char* stage) {

@@ -103,33 +103,6 @@ void check_consistency(Executor::Impl& x, const std::vector<std::uint64_t>& send
   agree(x.comm, Error::Kind::plan, err);
 }
 
-// The plan's content hash (ir/plan.h): rank 0 reads what the plan was written with (`stored`;
-// 0 = none, or no plan file), every rank adds its schedule's term (one MPI_Allreduce), and all
-// raise the same error when the sum differs. Catches a rank file edited, replaced or taken from
-// another plan of the same matrix, which the other checks may not see.
-void check_plan_hash(Executor::Impl& x, std::uint64_t rank_hash, const std::string& plan_path,
-                     const std::function<std::uint64_t()>& stored) {
-  std::uint64_t want = 0;
-  std::string err;
-  if (x.rank == 0 && stored) {
-    try {
-      want = stored();
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  }
-  agree(x.comm, Error::Kind::plan, err);
-  MPI_Bcast(&want, 1, MPI_UINT64_T, 0, x.comm);
-  if (want == 0) return;
-  std::uint64_t term = plan_hash_term(rank_hash, x.rank), sum = 0;
-  MPI_Allreduce(&term, &sum, 1, MPI_UINT64_T, MPI_SUM, x.comm);
-  if (sum == 0) sum = 1;   // as plan_hash()
-  if (sum == want) return;
-  raise_agreed(x.comm, 0, Error::Kind::plan,
-               plan_path + ": the rank schedules hash to " + plan_hash_text(sum) + ", not to the " + plan_hash_text(want) +
-                   " the plan was written with: a rank file was edited, replaced or comes from another plan");
-}
-
 Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
                const std::function<RankSchedule(int rank, int size, std::string& origin)>& read,
                const std::function<std::uint64_t()>& stored_hash = {}) {
@@ -162,7 +135,7 @@ Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
   }
   agree(x->comm, Error::Kind::plan, err);
   check_same_plan(*x);
-  check_plan_hash(*x, rank_hash, origin, stored_hash);
+  check_plan_hash(x->comm, x->rank, rank_hash, origin, stored_hash);
   if (options.check_consistency) check_consistency(*x, send_hash, recv_hash);
   return Executor(std::move(x));
 }
@@ -316,21 +289,51 @@ void Executor::Impl::step_hashes(const RankSchedule& rs, std::vector<std::uint64
   }
 }
 
-Executor Executor::load(const std::string& path, MPI_Comm comm, const Options& options) {
-  return build(comm, options, path, [&](int rank, int size, std::string& origin) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      const fs::path file = fs::path(path) / rank_file_name(rank, size);
-      origin = file.string();
-      return read_rank_schedule(file);
+RankSchedule read_plan_rank(const std::string& path, int rank, int size, std::string& origin) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const fs::path file = fs::path(path) / rank_file_name(rank, size);
+    origin = file.string();
+    return read_rank_schedule(file);
+  }
+  if (!fs::exists(path, ec)) throw InputError(path, "", "no such plan directory or binary plan file");
+  return read_rank_schedule_binary(path, rank);
+}
+
+std::uint64_t read_stored_plan_hash(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? read_manifest(path).plan_hash : read_plan_hash_binary(path);
+}
+
+// The plan's content hash (ir/plan.h): catches a rank file edited, replaced or taken from another
+// plan of the same matrix, which the other checks may not see.
+void check_plan_hash(MPI_Comm comm, int rank, std::uint64_t rank_hash, const std::string& plan_path,
+                     const std::function<std::uint64_t()>& stored) {
+  std::uint64_t want = 0;
+  std::string err;
+  if (rank == 0 && stored) {
+    try {
+      want = stored();
+    } catch (const std::exception& e) {
+      err = e.what();
     }
-    if (!fs::exists(path, ec)) throw InputError(path, "", "no such plan directory or binary plan file");
-    return read_rank_schedule_binary(path, rank);
-  }, [&] {   // rank 0, once every rank has read its schedule
-    std::error_code ec;
-    return std::filesystem::is_directory(path, ec) ? read_manifest(path).plan_hash : read_plan_hash_binary(path);
-  });
+  }
+  agree(comm, Error::Kind::plan, err);
+  MPI_Bcast(&want, 1, MPI_UINT64_T, 0, comm);
+  if (want == 0) return;
+  std::uint64_t term = plan_hash_term(rank_hash, rank), sum = 0;
+  MPI_Allreduce(&term, &sum, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (sum == 0) sum = 1;   // as plan_hash()
+  if (sum == want) return;
+  raise_agreed(comm, 0, Error::Kind::plan,
+               plan_path + ": the rank schedules hash to " + plan_hash_text(sum) + ", not to the " + plan_hash_text(want) +
+                   " the plan was written with: a rank file was edited, replaced or comes from another plan");
+}
+
+Executor Executor::load(const std::string& path, MPI_Comm comm, const Options& options) {
+  return build(comm, options, path, [&](int rank, int size, std::string& origin) { return read_plan_rank(path, rank, size, origin); },
+               [&] { return read_stored_plan_hash(path); });   // rank 0, once every rank has read its schedule
 }
 
 Executor Executor::from_schedule(const RankSchedule& schedule, MPI_Comm comm, const Options& options,

@@ -144,23 +144,14 @@ Migration Migration::load(const std::string& path, MPI_Comm comm, const Options&
   RankSchedule rs;
   std::string origin = path, err;
   try {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      const fs::path file = fs::path(path) / rank_file_name(rank, size);
-      origin = file.string();
-      rs = read_rank_schedule(file);
-    } else if (!fs::exists(path, ec)) {
-      throw InputError(path, "", "no such plan directory or binary plan file");
-    } else {
-      rs = read_rank_schedule_binary(path, rank);
-    }
+    rs = read_plan_rank(path, rank, size, origin);
   } catch (const std::bad_alloc&) {
     err = origin + ": out of memory while loading the schedule";
   } catch (const std::exception& e) {
     err = e.what();
   }
   agree(comm, Error::Kind::plan, err);
+  check_plan_hash(comm, rank, rank_schedule_hash(rs), path, [&] { return read_stored_plan_hash(path); });
   return Migration(make_impl(std::move(rs), comm, options, origin));
 }
 

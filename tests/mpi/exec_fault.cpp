@@ -2,6 +2,7 @@
 // rank (never hang). Like an application would, this program prints the error and exits with
 // status 2; tests/mpi/expect_error.cmake checks the status and that every rank printed it.
 // Usage: mpirun -np N exec_fault MODE   (modes: see `faults` below)
+#include "backends/exec/migrate.hpp"
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "handmade_plans.h"
@@ -60,6 +61,20 @@ void rewrite(const fs::path& p, const std::function<std::string(std::string)>& e
     std::ofstream(p, std::ios::binary | std::ios::trunc).write(text.data(), std::streamsize(text.size()));
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A throttled plan (window 4) whose rank 1 file says window 8: every other check passes it.
+fs::path edited_window_plan(const std::string& name) {
+  PlanOptions o;
+  o.strategy = "throttled";
+  o.max_outstanding = "4";
+  const fs::path dir = write_dir(make_plan(matrix_a(size), o), name);
+  rewrite(dir / rank_file_name(1, size), [](std::string s) {
+    const std::size_t at = s.find("\"max_outstanding\": 4,");
+    if (at == std::string::npos) std::abort();
+    return s.replace(at, 21, "\"max_outstanding\": 8,");
+  });
+  return dir;
 }
 
 void execute_with(exec::Executor& ex, const CommMatrix& m, std::uint64_t iter = 0) {
@@ -194,16 +209,7 @@ const std::map<std::string, std::function<void()>> faults = {
        exec::Executor::load((rank % 2 ? b : a).string(), MPI_COMM_WORLD);
      }},
     {"edited_window", [] {   // one rank file's request window changed: only the plan hash can tell
-       PlanOptions o;
-       o.strategy = "throttled";
-       o.max_outstanding = "4";
-       const fs::path dir = write_dir(make_plan(matrix_a(size), o), "w.plan");
-       rewrite(dir / rank_file_name(1, size), [](std::string s) {
-         const std::size_t at = s.find("\"max_outstanding\": 4,");
-         if (at == std::string::npos) std::abort();
-         return s.replace(at, 21, "\"max_outstanding\": 8,");
-       });
-       exec::Executor::load(dir.string(), MPI_COMM_WORLD);
+       exec::Executor::load(edited_window_plan("w.plan").string(), MPI_COMM_WORLD);
      }},
     {"edited_window_binary", [] {   // the same in a .cfp, its checksums recomputed
        PlanOptions o;
@@ -212,6 +218,9 @@ const std::map<std::string, std::function<void()>> faults = {
        Plan plan = make_plan(matrix_a(size), o);
        plan.ranks[1].max_outstanding = 8;
        exec::Executor::load(write_bin(plan, "w.cfp").string(), MPI_COMM_WORLD);
+     }},
+    {"edited_window_migration", [] {   // the same plan loaded by the migration interface
+       exec::Migration::load(edited_window_plan("m.plan").string(), MPI_COMM_WORLD);
      }},
     {"missing_plan", [] { exec::Executor::load((scratch / "nothing.plan").string(), MPI_COMM_WORLD); }},
     {"bad_options", [] {
