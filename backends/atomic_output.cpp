@@ -1,5 +1,6 @@
 #include "backends/atomic_output.h"
 
+#include "backends/interrupt.h"
 #include "ir/error.h"
 
 #include <fcntl.h>
@@ -115,6 +116,38 @@ void publish_directory(const fs::path& tmp, const fs::path& dir, const std::func
     return;
   }
   throw UsageError("cannot replace " + dir.string() + ": other processes keep replacing it");
+}
+
+void write_file_atomic(std::string_view text, const fs::path& file) {
+  const std::string name = file.string();
+  if (!file.has_filename() || file.filename() == "." || file.filename() == "..")
+    throw UsageError("cannot write \"" + name + "\": give the file a name");
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(file, ec);
+  if (fs::is_symlink(st)) throw UsageError(name + " is a symbolic link: not replacing it (give the file it points to, or remove the link)");
+  if (fs::is_directory(st)) throw UsageError(name + " is a directory: not replacing it");
+  const fs::path parent = parent_of(file);
+  if (!fs::is_directory(parent, ec))
+    throw UsageError("cannot write " + name + ": " + parent.string() + (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
+  clean_stale_temps(file);
+  const fs::path tmp = temp_sibling(file);
+  const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial file
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError(failure("cannot write", file, errno));
+  int err = 0;
+  for (std::size_t done = 0; done < text.size() && err == 0;) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = errno;
+    else done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && rename_with(tmp, file, 0) != 0) err = errno;
+  if (err != 0) {
+    fs::remove(tmp, ec);
+    throw UsageError(failure("cannot write", file, err));
+  }
 }
 
 }  // namespace commfit

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace commfit {
 
@@ -17,6 +18,12 @@ std::filesystem::path temp_sibling(const std::filesystem::path& target);
 // Removes the temporary siblings of `target` left by processes of this host that no longer run.
 // Best effort: what cannot be removed is left alone.
 void clean_stale_temps(const std::filesystem::path& target);
+
+// Writes `text` to `file`: a temporary sibling, written and synced, renamed over `file` once
+// complete (an interrupt removes the temporary, backends/interrupt.h), so that a reader sees the
+// old file or the new one. Refuses a directory, a symbolic link and a missing parent. Every
+// failure is a UsageError naming the path and the reason.
+void write_file_atomic(std::string_view text, const std::filesystem::path& file);
 
 // Moves the complete directory `tmp` to `dir`. A missing `dir` is created by one rename; an
 // existing one is first passed to `check_replaceable` (which throws UsageError to refuse it) and

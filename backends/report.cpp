@@ -2,16 +2,13 @@
 // drawn in backends/report_page.cpp.
 #include "backends/report.h"
 
-#include "backends/interrupt.h"
 #include "backends/report_page.h"
 #include "ir/cost_model.h"
 #include "ir/error.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 namespace commfit {
 namespace {
@@ -167,30 +164,6 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
 std::string report_html(const Plan& plan, const ReportInput& in) {
   const ReportData d = analyse(plan, in);
   return render_report(d);
-}
-
-void write_file_atomic(const std::string& text, const std::filesystem::path& file) {
-  const std::filesystem::path tmp = file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial file
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw UsageError("cannot create " + tmp.string());
-      out.write(text.data(), static_cast<std::streamsize>(text.size()));
-      out.flush();
-      if (!out) {
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-        throw UsageError("cannot write " + tmp.string());
-      }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) {
-      std::filesystem::remove(tmp, ec);
-      throw UsageError("cannot rename " + tmp.string() + " to " + file.string() + ": " + ec.message());
-    }
-  }
 }
 
 }  // namespace commfit

@@ -42,8 +42,4 @@ struct ReportInput {
 // not check (a candidate table of the wrong shape, sends that do not give the fingerprint).
 std::string report_html(const Plan& plan, const ReportInput& in);
 
-// Writes `text` to `file` atomically: a temporary sibling renamed over it when complete (an
-// interrupt removes the temporary, backends/interrupt.h). Throws UsageError when it cannot.
-void write_file_atomic(const std::string& text, const std::filesystem::path& file);
-
 }  // namespace commfit

@@ -2,6 +2,7 @@
 // (backends/report.h, docs/REPORT.md): the matrix as a heatmap, the phases as a Gantt chart,
 // per-phase utilisation, link loads, the cost table. The plan is read by the strict readers; a bad
 // plan exits 2 with one line and writes nothing. The page is written atomically.
+#include "backends/atomic_output.h"
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "backends/report.h"

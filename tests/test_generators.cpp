@@ -4,6 +4,7 @@
 // stencils' neighbour counts and piece sizes, the Transportation (k, l) split, Bader-Helman-JaJa
 // eq. (7), sample sort's bucket balance, MoE's routing, and `commfit gen` itself (every kind,
 // seeds, errors).
+#include "backends/atomic_output.h"
 #include "ir/comm_matrix.h"
 #include "ir/matrix_io.h"
 #include "workloads/skewed.h"
@@ -20,6 +21,9 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace commfit;
 using commfit::test::slurp;
@@ -288,6 +292,39 @@ TEST_CASE("commfit gen: bad options exit 2 with one line and write nothing") {
     CHECK(r.err.rfind("commfit: error: ", 0) == 0);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK_FALSE(fs::exists(gen_scratch() / "bad.json"));
-    CHECK_FALSE(fs::exists(gen_scratch() / "bad.json.tmp"));
+    for (const auto& e : fs::directory_iterator(gen_scratch())) CHECK(e.path().filename().string().rfind(".bad.json.tmp-", 0) != 0);
   }
+}
+
+TEST_CASE("gen -o: replaces a file in one rename, refuses what is not one, names the reason") {
+  const fs::path d = gen_scratch();
+  fs::remove_all(d / "sub");
+  fs::create_directory(d / "sub");
+  fs::remove(d / "link.json");
+  fs::create_symlink("old.json", d / "link.json");
+  struct Case { const char* out; const char* err; };
+  for (const Case& c : {Case{"nodir/x.json", "cannot write nodir/x.json: nodir does not exist"},
+                        Case{"sub", "sub is a directory: not replacing it"},
+                        Case{"link.json", "link.json is a symbolic link: not replacing it (give the file it points to, or remove the link)"}}) {
+    const test::CommandRun r = gen(std::string("uniform -n 8 -d 2 -o ") + c.out);
+    CHECK(r.status == 2);
+    CHECK(r.err == std::string("commfit: error: ") + c.err + "\n");
+  }
+  CHECK(fs::is_symlink(d / "link.json"));
+  CHECK(fs::is_empty(d / "sub"));
+  // A dead writer's temporary (same host, a PID that no longer runs) is removed by the next write
+  // of the same name.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string mine = temp_sibling(d / "again.json").filename().string();   // .again.json.tmp-HOST-PID
+  const fs::path stale = d / (mine.substr(0, mine.rfind('-') + 1) + std::to_string(dead));
+  std::ofstream(stale) << "half a matrix";
+  REQUIRE(gen("uniform -n 8 -d 2 -o again.json").status == 0);
+  CHECK_FALSE(fs::exists(stale));
+  const std::string first = slurp(d / "again.json");
+  REQUIRE(gen("uniform -n 8 -d 2 --seed 5 -o again.json").status == 0);
+  CHECK(slurp(d / "again.json") != first);
+  for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().rfind(".again.json.tmp-", 0) != 0);
 }

@@ -1,11 +1,10 @@
 #include "workloads/matrix_output.h"
 
+#include "backends/atomic_output.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 namespace commfit {
 
@@ -15,18 +14,7 @@ void write_matrix_output(const CommMatrix& m, const std::string& output) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  const std::string tmp = output + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw UsageError("cannot write " + tmp);
-    }
-  }
-  std::filesystem::rename(tmp, output);
+  write_file_atomic(text, output);
 }
 
 }  // namespace commfit
