@@ -23,9 +23,9 @@ namespace commfit {
 // An open file read forward through a fixed buffer: the JSON reader's input, so that its memory
 // does not grow with the file. Runs of white space outside strings reach the parser as one space:
 // nlohmann's lexer keeps every character it skips until the next string or number token (its
-// error context), so 2 GB of blanks between two fields would be held in memory. The position of
-// each character in the file is kept for the current and the previous buffer, which is where a
-// syntax error is (line_column).
+// error context), so 2 GB of blanks between two fields would be held in memory. Where the
+// characters of the current and the previous buffer are in the file (where a syntax error is,
+// line_column) is kept as runs: one entry per stretch of consecutive file bytes, not per byte.
 class FileChunks {
  public:
   // read(buffer, bytes, offset): like pread(2).
@@ -66,8 +66,8 @@ class FileChunks {
   std::uint64_t file_offset(std::uint64_t index) const {
     const std::uint64_t start = emitted_ - buf_[cur_].size(), before = start - buf_[1 - cur_].size();
     if (index >= emitted_) return offset_;
-    if (index >= start) return where_[cur_][index - start];
-    if (index >= before) return where_[1 - cur_][index - before];
+    if (index >= start) return in_buffer(cur_, index - start);
+    if (index >= before) return in_buffer(1 - cur_, index - before);
     return index;
   }
 
@@ -78,6 +78,19 @@ class FileChunks {
 
  private:
 
+  // A stretch of a buffer whose characters are consecutive bytes of the file.
+  struct Run {
+    std::size_t index;     // its first character in the buffer
+    std::uint64_t offset;  // that character's offset in the file
+  };
+
+  std::uint64_t in_buffer(int b, std::size_t index) const {
+    const std::vector<Run>& runs = runs_[b];
+    const auto next = std::upper_bound(runs.begin(), runs.end(), index, [](std::size_t i, const Run& r) { return i < r.index; });
+    const Run& r = *std::prev(next);   // runs[0].index is 0
+    return r.offset + (index - r.index);
+  }
+
   void refill() {
     ssize_t n = 0;
     do n = read_(raw_.data(), raw_.size(), offset_);
@@ -85,9 +98,16 @@ class FileChunks {
     if (n < 0) throw InputError(file_, "", std::string("cannot read the file: ") + std::strerror(errno));
     if (n == 0) eof_ = true;
     std::vector<char>& out = buf_[2];
-    std::vector<std::uint64_t>& where = where_[2];
+    std::vector<Run>& runs = runs_[2];
     out.clear();
-    where.clear();
+    runs.clear();
+    out.reserve(raw_.size());
+    std::uint64_t next = ~std::uint64_t{0};   // the file offset that continues the current run
+    auto put = [&](char c) {
+      if (offset_ != next) runs.push_back({out.size(), offset_});
+      out.push_back(c);
+      next = offset_ + 1;
+    };
     for (ssize_t k = 0; k < n; ++k, ++offset_) {
       const char c = raw_[static_cast<std::size_t>(k)];
       if (in_string_) {
@@ -97,21 +117,19 @@ class FileChunks {
       } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
         if (blank_) continue;
         blank_ = true;
-        out.push_back(' ');
-        where.push_back(offset_);
+        put(' ');
         continue;
       } else {
         in_string_ = c == '"';
       }
       blank_ = false;
-      out.push_back(c);
-      where.push_back(offset_);
+      put(c);
     }
     if (out.empty()) return;   // all blanks already given as one: keep the buffers an error may point into
     cur_ = 1 - cur_;
     pos_ = 0;
     std::swap(buf_[cur_], out);
-    std::swap(where_[cur_], where);
+    std::swap(runs_[cur_], runs);
     emitted_ += buf_[cur_].size();
   }
 
@@ -119,7 +137,7 @@ class FileChunks {
   std::string file_;
   std::vector<char> raw_;
   std::vector<char> buf_[3];             // what the parser reads: the current buffer, the one before, a scratch one
-  std::vector<std::uint64_t> where_[3];  // the file offset of each of their characters
+  std::vector<Run> runs_[3];             // where their characters are in the file
   int cur_ = 0;
   std::size_t pos_ = 0;
   std::uint64_t offset_ = 0, emitted_ = 0;
