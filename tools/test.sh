@@ -6,13 +6,24 @@
 # COMMFIT_SANITIZE=OFF bash tools/test.sh runs it on the plain build instead (about 10 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, printed when it ends and summed up at the end (CI's budget is the total).
+started=$SECONDS stage_start=$SECONDS stages=()
+stage_done() {
+  stages+=("$(printf '%-24s %5d s' "$1" $((SECONDS - stage_start)))")
+  echo "commfit test.sh: $1 took $((SECONDS - stage_start)) s"
+  stage_start=$SECONDS
+}
+trap 'printf "commfit test.sh: %s\n" "${stages[@]}" "total                    $((SECONDS - started)) s"' EXIT
 bash tools/setup.sh
+stage_done "dependencies"
 build=${COMMFIT_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_SANITIZE="${COMMFIT_SANITIZE:-ON}"
 cmake --build "$build" -j "$(nproc)"
+stage_done "build (sanitized)"
 # The fuzz targets (libFuzzer, ASan + UBSan): a fixed number of inputs from a fixed seed, so the
 # run is bounded and deterministic. Long runs: tools/fuzz.sh SECONDS.
 bash tools/fuzz.sh --runs 50000
+stage_done "fuzz build and runs"
 # Open MPI refuses to start as root unless told to; the executor tests run under mpirun.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Sanitizer runtime options. Only instrumented programs read them (mpirun, Chromium, gmsh and
@@ -23,3 +34,4 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600
+stage_done "ctest"
