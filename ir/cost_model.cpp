@@ -1,6 +1,7 @@
 #include "ir/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace commfit {
@@ -184,6 +185,7 @@ std::int64_t node_links(const Topology& topo) {
     case Topology::Kind::mesh:
     case Topology::Kind::torus: return std::max<std::int64_t>(1, 2 * static_cast<std::int64_t>(topo.dims().size()));
     case Topology::Kind::fattree: return std::max<std::int64_t>(1, topo.fattree_parallel().front());
+    case Topology::Kind::dragonfly: return 1;   // one local link to its router
   }
   return 1;
 }
@@ -224,8 +226,10 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
       if (i == j || b == 0) return;
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
-      for (std::int64_t l : route) link = std::max(link, load[static_cast<std::size_t>(l)] += b);
+      for (std::int64_t l : route) load[static_cast<std::size_t>(l)] += b;
     });
+    for (std::size_t l = 0; l < load.size(); ++l)   // a link k cables wide carries k times the bytes
+      link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(static_cast<std::int64_t>(l)))));
   }
   if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
   const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());

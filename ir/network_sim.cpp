@@ -550,7 +550,7 @@ class Simulation {
         if (users_[q]++ == 0) {
           slot_[q] = static_cast<std::uint32_t>(touched_.size());
           touched_.push_back(q);
-          cap_[q] = bw_;
+          cap_[q] = q < 2 * p_ ? bw_ : bw_ * topo_.link_width(q - 2 * static_cast<std::int64_t>(p_));
         }
         ++total;
       }

@@ -5,6 +5,8 @@
 #include "ir/error.h"
 #include "ir/topology_fattree.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 
 namespace commfit {
@@ -43,6 +45,25 @@ struct TopologyBuilder {
         auto ft = std::make_shared<detail::FatTree>(fattree.at(0), fattree.at(1), fattree.at(2), what);
         nodes = ft->hosts();
         t.fattree_ = std::move(ft);
+        break;
+      }
+      case Topology::Kind::dragonfly: {
+        if (dims.size() != 7) fail("a dragonfly is G,b;C,k;B,g;N (SimGrid's DRAGONFLY topo_parameters)");
+        for (std::int64_t d : dims)
+          if (d < 1 || d > kMaxTopologyNodes) fail("every count must be an integer from 1 to " + std::to_string(kMaxTopologyNodes));
+        const std::int64_t groups = dims[0], chassis = dims[2], blades = dims[4], per_blade = dims[6];
+        // SimGrid's routing reaches group j through blade j of chassis 0 (and comes back through
+        // blade i): with more groups than blades it would read past a chassis.
+        if (groups > blades) fail("SimGrid's dragonfly routing needs at most as many groups (" + std::to_string(groups) + ") as blades per chassis (" + std::to_string(blades) + ")");
+        nodes = 1;
+        for (std::int64_t d : {groups, chassis, blades, per_blade}) {
+          if (d > kMaxTopologyNodes / nodes) fail("more than " + std::to_string(kMaxTopologyNodes) + " nodes");
+          nodes *= d;
+        }
+        const std::int64_t routers = groups * chassis * blades;
+        const std::int64_t cables = nodes + routers * (blades - 1) / 2 + routers * (chassis - 1) / 2 + groups * (groups - 1) / 2;
+        if (routers > kMaxFatTreeCables || chassis > kMaxFatTreeCables || blades > kMaxFatTreeCables || cables > kMaxFatTreeCables)
+          fail("more than " + std::to_string(kMaxFatTreeCables) + " cables");
         break;
       }
     }
@@ -86,8 +107,44 @@ std::string join(const std::vector<std::int64_t>& v, const char* sep) {
 }
 
 const char* const kSpecHelp =
-    "expected full, hypercube:D, mesh:AxB..., torus:AxB... or fattree:L;m1,..;w1,..;p1,.., "
-    "optionally followed by +nodeN";
+    "expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
+    "dragonfly:G,b;C,k;B,g;N, optionally followed by +nodeN";
+
+// The JSON object form of a dragonfly: its dims in order.
+constexpr const char* kDragonflyFields[] = {"groups", "blue_links", "chassis", "black_links", "blades", "green_links", "nodes_per_blade"};
+bool is_dragonfly_field(const std::string& key) {
+  return std::find(std::begin(kDragonflyFields), std::end(kDragonflyFields), key) != std::end(kDragonflyFields);
+}
+
+// A dragonfly's cables in SimGrid's creation order (its uniqueId): the local cables, router by
+// router and node by node; the green ones, chassis by chassis, blade pairs (j < k) in order; the
+// black ones, group by group, chassis pairs in order, blade by blade; the blue ones, group pairs
+// in order. Link id = 2 cable + 1 for the cable's _DOWN direction.
+struct Dragonfly {
+  std::int64_t groups, blue, chassis, black, blades, green, per_blade;
+  explicit Dragonfly(const std::vector<std::int64_t>& d)
+      : groups(d[0]), blue(d[1]), chassis(d[2]), black(d[3]), blades(d[4]), green(d[5]), per_blade(d[6]) {}
+  static std::int64_t pairs(std::int64_t n) { return n * (n - 1) / 2; }
+  static std::int64_t pair(std::int64_t j, std::int64_t k, std::int64_t n) { return j * n - j * (j + 1) / 2 + (k - j - 1); }
+  std::int64_t routers() const { return groups * chassis * blades; }
+  std::int64_t router(std::int64_t g, std::int64_t c, std::int64_t b) const { return (g * chassis + c) * blades + b; }
+  std::int64_t green_base() const { return routers() * per_blade; }
+  std::int64_t black_base() const { return green_base() + groups * chassis * pairs(blades); }
+  std::int64_t blue_base() const { return black_base() + groups * pairs(chassis) * blades; }
+  std::int64_t cables() const { return blue_base() + pairs(groups); }
+  // The directed link from index a to index b over the cable of pair (min, max): _UP when a < b.
+  static std::int64_t directed(std::int64_t cable_of_pair, std::int64_t a, std::int64_t b) { return 2 * cable_of_pair + (a < b ? 0 : 1); }
+  std::int64_t local(std::int64_t router_id, std::int64_t node, bool down) const { return 2 * (router_id * per_blade + node) + (down ? 1 : 0); }
+  std::int64_t green_link(std::int64_t g, std::int64_t c, std::int64_t from, std::int64_t to) const {
+    return directed(green_base() + (g * chassis + c) * pairs(blades) + pair(std::min(from, to), std::max(from, to), blades), from, to);
+  }
+  std::int64_t black_link(std::int64_t g, std::int64_t blade, std::int64_t from, std::int64_t to) const {
+    return directed(black_base() + (g * pairs(chassis) + pair(std::min(from, to), std::max(from, to), chassis)) * blades + blade, from, to);
+  }
+  std::int64_t blue_link(std::int64_t from, std::int64_t to) const {
+    return directed(blue_base() + pair(std::min(from, to), std::max(from, to), groups), from, to);
+  }
+};
 
 }  // namespace
 
@@ -100,6 +157,7 @@ const char* Topology::kind_name(Kind k) {
     case Kind::mesh: return "mesh";
     case Kind::torus: return "torus";
     case Kind::fattree: return "fattree";
+    case Kind::dragonfly: return "dragonfly";
   }
   return "?";
 }
@@ -134,7 +192,7 @@ Topology Topology::parse(const std::string& spec) {
     return TopologyBuilder::make(Kind::full, {}, {}, per_node, spec);
   }
   if (colon == std::string_view::npos || params.empty()) {
-    if (name == "hypercube" || name == "mesh" || name == "torus" || name == "fattree")
+    if (name == "hypercube" || name == "mesh" || name == "torus" || name == "fattree" || name == "dragonfly")
       fail(std::string(name) + " needs parameters after a colon");
     fail(kSpecHelp);
   }
@@ -163,6 +221,24 @@ Topology Topology::parse(const std::string& spec) {
     }
     return TopologyBuilder::make(Kind::fattree, {}, std::move(lists), per_node, spec);
   }
+  if (name == "dragonfly") {
+    const auto parts = split(params, ';');
+    const char* shape = "a dragonfly is G,b;C,k;B,g;N (groups and blue links between two groups; chassis per group "
+                        "and black links; blades per chassis and green links; nodes per blade), as SimGrid's "
+                        "DRAGONFLY topo_parameters";
+    if (parts.size() != 4) fail(shape);
+    std::vector<std::int64_t> d;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto fields = split(parts[k], ',');
+      if (fields.size() != (k < 3 ? 2u : 1u)) fail(shape);
+      for (std::string_view f : fields) {
+        const std::int64_t v = parse_count(f);
+        if (v < 0) fail("\"" + std::string(f) + "\" is not a valid count");
+        d.push_back(v);
+      }
+    }
+    return TopologyBuilder::make(Kind::dragonfly, std::move(d), {}, per_node, spec);
+  }
   throw UsageError("topology \"" + spec + "\": " + kSpecHelp);
 }
 
@@ -172,7 +248,7 @@ Topology Topology::from_json(const nlohmann::json& j) {
   auto fail = [](const std::string& place, const std::string& m) { throw UsageError(place + ": " + m); };
   for (const auto& [key, value] : j.items())
     if (key != "kind" && key != "dimension" && key != "dims" && key != "levels" && key != "down" &&
-        key != "up" && key != "parallel" && key != "ranks_per_node")
+        key != "up" && key != "parallel" && key != "ranks_per_node" && !is_dragonfly_field(key))
       fail("/" + key, "unknown field");
   auto count = [&](const nlohmann::json& v, const std::string& place, std::int64_t lo, std::int64_t hi) {
     if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
@@ -189,7 +265,7 @@ Topology Topology::from_json(const nlohmann::json& j) {
     return out;
   };
   if (!j.contains("kind") || !j.at("kind").is_string())
-    fail("/kind", "expected one of \"full\", \"hypercube\", \"mesh\", \"torus\", \"fattree\"");
+    fail("/kind", "expected one of \"full\", \"hypercube\", \"mesh\", \"torus\", \"fattree\", \"dragonfly\"");
   const std::string kind = j.at("kind").get<std::string>();
   const std::int64_t per_node = j.contains("ranks_per_node") ? count(j.at("ranks_per_node"), "/ranks_per_node", 1, kMaxTopologyRanks) : 1;
   auto only = [&](std::initializer_list<const char*> allowed) {
@@ -222,7 +298,17 @@ Topology Topology::from_json(const nlohmann::json& j) {
         fail(k == 1 ? "/up" : "/parallel", "needs one entry per level (" + std::to_string(lists[0].size()) + ")");
     return TopologyBuilder::make(Kind::fattree, {}, std::move(lists), per_node, "fattree");
   }
-  throw UsageError("/kind: unknown kind \"" + kind + "\" (choose from full, hypercube, mesh, torus, fattree)");
+  if (kind == "dragonfly") {
+    only({kDragonflyFields[0], kDragonflyFields[1], kDragonflyFields[2], kDragonflyFields[3], kDragonflyFields[4],
+          kDragonflyFields[5], kDragonflyFields[6]});
+    std::vector<std::int64_t> d;
+    for (const char* key : kDragonflyFields) {
+      if (!j.contains(key)) fail(std::string("/") + key, "missing");
+      d.push_back(count(j.at(key), std::string("/") + key, 1, kMaxTopologyNodes));
+    }
+    return TopologyBuilder::make(Kind::dragonfly, std::move(d), {}, per_node, "dragonfly");
+  }
+  throw UsageError("/kind: unknown kind \"" + kind + "\" (choose from full, hypercube, mesh, torus, fattree, dragonfly)");
 }
 
 nlohmann::ordered_json Topology::to_json() const {
@@ -239,6 +325,9 @@ nlohmann::ordered_json Topology::to_json() const {
       j["up"] = fattree_->up;
       j["parallel"] = fattree_->parallel;
       break;
+    case Kind::dragonfly:
+      for (std::size_t k = 0; k < dims_.size(); ++k) j[kDragonflyFields[k]] = dims_[k];
+      break;
   }
   if (per_node_ != 1) j["ranks_per_node"] = per_node_;
   return j;
@@ -254,6 +343,10 @@ std::string Topology::spec() const {
     case Kind::fattree:
       s += ":" + std::to_string(fattree_->down.size()) + ";" + join(fattree_->down, ",") + ";" +
            join(fattree_->up, ",") + ";" + join(fattree_->parallel, ",");
+      break;
+    case Kind::dragonfly:
+      s += ":" + std::to_string(dims_[0]) + "," + std::to_string(dims_[1]) + ";" + std::to_string(dims_[2]) + "," +
+           std::to_string(dims_[3]) + ";" + std::to_string(dims_[4]) + "," + std::to_string(dims_[5]) + ";" + std::to_string(dims_[6]);
       break;
   }
   if (per_node_ != 1) s += "+node" + std::to_string(per_node_);
@@ -287,6 +380,7 @@ void Topology::route(Rank a, Rank b, std::vector<std::int64_t>& links) const {
     case Kind::mesh:
     case Kind::torus: return route_grid(u, v, links);
     case Kind::fattree: return fattree_->route(u, v, links);
+    case Kind::dragonfly: return route_dragonfly(u, v, links);
   }
 }
 
@@ -336,6 +430,42 @@ void Topology::route_grid(Rank u, Rank v, std::vector<std::int64_t>& links) cons
   }
 }
 
+// SimGrid 3.32 DragonflyZone::get_local_route, minimal routing, step for step. Its quirk is kept:
+// after a green hop the current router is taken to be blade t of chassis 0 of the target group,
+// whichever chassis the hop was in, so a route inside a group from chassis c != 0 to chassis 0 on
+// another blade has no black hop (SimGrid simulates that route, so the planner prices it).
+void Topology::route_dragonfly(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+  const Dragonfly d(dims_);
+  auto coords = [&](std::int64_t x) {
+    const std::int64_t node = x % d.per_blade, blade = x / d.per_blade % d.blades;
+    const std::int64_t chassis = x / (d.per_blade * d.blades) % d.chassis, group = x / (d.per_blade * d.blades * d.chassis);
+    return std::array<std::int64_t, 4>{group, chassis, blade, node};
+  };
+  const auto s = coords(u), t = coords(v);
+  links.push_back(d.local(d.router(s[0], s[1], s[2]), s[3], false));
+  std::int64_t g = s[0], c = s[1], b = s[2];   // the current router, as SimGrid holds it
+  if (d.router(s[0], s[1], s[2]) != d.router(t[0], t[1], t[2])) {
+    if (t[0] != g) {
+      if (b != t[0]) {   // to the blade of our chassis that leads to the target group
+        links.push_back(d.green_link(g, c, b, t[0]));
+        b = t[0];
+      }
+      if (c != 0) {   // to chassis 0, whose blade t[0] holds the blue link
+        links.push_back(d.black_link(g, b, c, 0));
+        c = 0;
+      }
+      links.push_back(d.blue_link(g, t[0]));
+      g = t[0], c = 0, b = s[0];   // router s[0] of the target group (blade s[0] of chassis 0)
+    }
+    if (t[2] != b) {
+      links.push_back(d.green_link(g, c, b, t[2]));
+      c = 0, b = t[2];   // SimGrid's quirk: chassis 0, whatever chassis the hop was in
+    }
+    if (t[1] != c) links.push_back(d.black_link(g, b, c, t[1]));
+  }
+  links.push_back(d.local(d.router(t[0], t[1], t[2]), t[3], true));
+}
+
 std::int64_t Topology::link_count() const {
   switch (kind_) {
     case Kind::full: return 0;
@@ -343,8 +473,19 @@ std::int64_t Topology::link_count() const {
     case Kind::mesh:
     case Kind::torus: return 2 * static_cast<std::int64_t>(nodes_) * static_cast<std::int64_t>(dims_.size());
     case Kind::fattree: return fattree_->link_count();
+    case Kind::dragonfly: return 2 * Dragonfly(dims_).cables();
   }
   return 0;
+}
+
+double Topology::link_width(std::int64_t link) const {
+  if (kind_ != Kind::dragonfly) return 1;
+  const Dragonfly d(dims_);
+  const std::int64_t cable = link / 2;
+  if (cable < d.green_base()) return 1;
+  if (cable < d.black_base()) return static_cast<double>(d.green);
+  if (cable < d.blue_base()) return static_cast<double>(d.black);
+  return static_cast<double>(d.blue);
 }
 
 std::string Topology::link_name(std::int64_t link) const {
@@ -370,6 +511,34 @@ std::string Topology::link_name(std::int64_t link) const {
                   : "link_from_" + std::to_string(y) + "_to_" + std::to_string(x) + "_DOWN";
     }
     case Kind::fattree: return fattree_->link_name(link);
+    case Kind::dragonfly: {
+      // SimGrid's names: kind, the cable's place, its creation number, the direction.
+      const Dragonfly d(dims_);
+      std::int64_t cable = link / 2;
+      const std::string uid = "_" + std::to_string(cable), dir = link % 2 ? "_DOWN" : "_UP";
+      auto unpair = [](std::int64_t index, std::int64_t n) {   // inverse of Dragonfly::pair
+        std::int64_t j = 0;
+        while (index >= n - 1 - j) index -= n - 1 - j++;
+        return std::pair<std::int64_t, std::int64_t>{j, j + 1 + index};
+      };
+      if (cable < d.green_base())
+        return "local_link_from_router_" + std::to_string(cable / d.per_blade) + "_to_node_" + std::to_string(cable % d.per_blade) + uid + dir;
+      if (cable < d.black_base()) {
+        const std::int64_t k = cable - d.green_base(), chassis = k / Dragonfly::pairs(d.blades);
+        const auto [j, l] = unpair(k % Dragonfly::pairs(d.blades), d.blades);
+        return "green_link_in_chassis_" + std::to_string(chassis % d.chassis) + "_between_routers_" + std::to_string(j) + "_and_" + std::to_string(l) + uid + dir;
+      }
+      if (cable < d.blue_base()) {
+        const std::int64_t k = cable - d.black_base(), blade = k % d.blades, rest = k / d.blades;
+        const std::int64_t group = rest / Dragonfly::pairs(d.chassis);
+        const auto [j, l] = unpair(rest % Dragonfly::pairs(d.chassis), d.chassis);
+        return "black_link_in_group_" + std::to_string(group) + "_between_chassis_" + std::to_string(j) + "_and_" + std::to_string(l) +
+               "_blade_" + std::to_string(blade) + uid + dir;
+      }
+      const auto [i, j] = unpair(cable - d.blue_base(), d.groups);
+      return "blue_link_between_group_" + std::to_string(i) + "_and_" + std::to_string(j) + "_routers_" +
+             std::to_string(i * d.blades * d.chassis + j) + "_and_" + std::to_string(j * d.blades * d.chassis + i) + uid + dir;
+    }
   }
   return "?";
 }

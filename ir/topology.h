@@ -10,6 +10,11 @@
 //                              on a torus the shorter way round, ties as SimGrid 3.32's TorusZone
 //   fattree:L;m1,..;w1,..;p1,..  SimGrid's FAT_TREE cluster topo_parameters, routed as SimGrid's
 //                              FatTreeZone routes (same node and link numbering, same up/down choice)
+//   dragonfly:G,b;C,k;B,g;N    SimGrid's DRAGONFLY cluster topo_parameters (groups and blue links
+//                              between two groups; chassis per group and black links; blades
+//                              per chassis and green links; nodes per blade), routed as SimGrid
+//                              3.32's DragonflyZone (minimal routing, its quirks included); a
+//                              bundle of k links is one link k times as wide (link_width)
 //   any of them + "+nodeN"     N consecutive ranks share a node; messages inside a node use no link
 // The JSON form (the matrix file's "topology" field) is either a spec string or an object such as
 // {"kind": "torus", "dims": [4, 4], "ranks_per_node": 4}.
@@ -32,7 +37,7 @@ struct FatTree;   // ir/topology_fattree.cpp
 
 class Topology {
  public:
-  enum class Kind { full, hypercube, mesh, torus, fattree };
+  enum class Kind { full, hypercube, mesh, torus, fattree, dragonfly };
 
   Topology();   // full, one rank per node
 
@@ -52,7 +57,8 @@ class Topology {
   Rank ranks() const { return nodes_ * per_node_; }
   Rank ranks_per_node() const { return per_node_; }
   Rank node_of(Rank r) const { return r / per_node_; }
-  // hypercube: {D}; mesh/torus: the sizes, lowest dimension first; fattree: empty.
+  // hypercube: {D}; mesh/torus: the sizes, lowest dimension first; fattree: empty; dragonfly:
+  // {groups, blue links, chassis, black links, blades, green links, nodes per blade}.
   const std::vector<std::int64_t>& dims() const { return dims_; }
   // fattree parameters (levels = down.size()); empty for other kinds.
   const std::vector<std::int64_t>& fattree_down() const;
@@ -71,6 +77,9 @@ class Topology {
 
   // Link ids are in [0, link_count()); on a mesh some ids at the borders are never used.
   std::int64_t link_count() const;
+  // A link's bandwidth in units of the cluster's link bandwidth: 1 except a dragonfly's bundles
+  // (SimGrid gives a green, black or blue link that many times the cluster's bandwidth).
+  double link_width(std::int64_t link) const;
   // A readable name for messages and reports. fattree and torus links carry SimGrid's names for
   // the same link (without the zone prefix), e.g. "link_from_0_15_0_UP", "link_from_3_to_0_DOWN".
   std::string link_name(std::int64_t link) const;
@@ -80,6 +89,7 @@ class Topology {
  private:
   void route_hypercube(Rank a, Rank b, std::vector<std::int64_t>& links) const;
   void route_grid(Rank a, Rank b, std::vector<std::int64_t>& links) const;
+  void route_dragonfly(Rank a, Rank b, std::vector<std::int64_t>& links) const;
   void set_nodes_per_rank(std::int64_t per_node, const std::string& what);
 
   Kind kind_ = Kind::full;

@@ -191,7 +191,9 @@ TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
     limited.memory.assign(16, 1 << 14);
     ms.push_back(limited);
   }
-  for (const char* topology : {"full", "torus:4x2x2", "torus:4x2x2 per link"}) {
+  // The dragonfly's green and black links are 2 cables wide: its bound and its simulation must
+  // both count a link's width.
+  for (const char* topology : {"full", "torus:4x2x2", "torus:4x2x2 per link", "dragonfly:2,1;2,2;2,2;2 per link"}) {
     for (Network model : {Network::flow, Network::ib}) {
       for (const CommMatrix& m : ms) {
         const std::string spec = std::string(topology).substr(0, std::string(topology).find(' '));

@@ -55,7 +55,7 @@ std::vector<Case> cases() {
 const char* const kTopologies[] = {
     "hypercube:6", "torus:8x8", "torus:4x4x4", "torus:4x4+node4", "mesh:4x4x4", "mesh:8x8",
     "fattree:2;8,8;1,4;1,1", "fattree:2;8,8;1,8;1,1", "fattree:3;4,4,4;1,2,2;1,1,1",
-    "fattree:2;4,4;1,2;1,2+node4", "full",
+    "fattree:2;4,4;1,2;1,2+node4", "dragonfly:4,2;2,2;4,2;2", "full",
 };
 
 VerifyRules link_rules(const Topology& topo) {

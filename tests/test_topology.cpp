@@ -68,7 +68,7 @@ int walk_grid(const Topology& t, Rank a, Rank b, const Links& links) {
 TEST_CASE("topology: specs round-trip through spec() and the JSON form") {
   for (const char* spec : {"full", "full+node8", "hypercube:0", "hypercube:6", "hypercube:3+node2", "mesh:4x4",
                            "mesh:7", "torus:8x8x4", "torus:2x3x4x5+node4", "fattree:2;16,16;1,16;1,1",
-                           "fattree:3;4,4,4;1,2,2;1,1,1+node2"}) {
+                           "fattree:3;4,4,4;1,2,2;1,1,1+node2", "dragonfly:4,8;4,2;4,2;4", "dragonfly:1,1;1,1;1,1;1+node16"}) {
     CAPTURE(spec);
     const Topology t = Topology::parse(spec);
     CHECK(t.spec() == spec);
@@ -83,6 +83,9 @@ TEST_CASE("topology: specs round-trip through spec() and the JSON form") {
   CHECK(Topology::parse("torus:4x4+node4").nodes() == 16);
   CHECK(Topology::parse("fattree:2;16,16;1,16;1,1").ranks() == 256);
   CHECK(Topology::parse("full+node4").ranks() == 0);
+  CHECK(Topology::parse("dragonfly:4,8;4,2;4,2;4").ranks() == 256);
+  CHECK(Topology::parse("dragonfly:4,8;4,2;4,2;4+node2").to_json().dump() ==
+        R"({"kind":"dragonfly","groups":4,"blue_links":8,"chassis":4,"black_links":2,"blades":4,"green_links":2,"nodes_per_blade":4,"ranks_per_node":2})");
   CHECK(Topology::parse("torus:4x4").to_json().dump() == R"({"kind":"torus","dims":[4,4]})");
   CHECK(Topology::parse("fattree:2;4,4;1,2;1,2+node2").to_json().dump() ==
         R"({"kind":"fattree","levels":2,"down":[4,4],"up":[1,2],"parallel":[1,2],"ranks_per_node":2})");
@@ -93,8 +96,16 @@ TEST_CASE("topology: specs round-trip through spec() and the JSON form") {
 }
 
 TEST_CASE("topology: bad specs and JSON name the problem") {
-  CHECK(parse_error("") == "topology \"\": expected full, hypercube:D, mesh:AxB..., torus:AxB... or "
-                           "fattree:L;m1,..;w1,..;p1,.., optionally followed by +nodeN");
+  CHECK(parse_error("") == "topology \"\": expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
+                           "dragonfly:G,b;C,k;B,g;N, optionally followed by +nodeN");
+  CHECK(parse_error("dragonfly") == "topology \"dragonfly\": dragonfly needs parameters after a colon");
+  CHECK(parse_error("dragonfly:4,8;4,2;4,2").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
+  CHECK(parse_error("dragonfly:4,8;4;4,2;4").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
+  CHECK(parse_error("dragonfly:4,8;4,2;4,x;4") == "topology \"dragonfly:4,8;4,2;4,x;4\": \"x\" is not a valid count");
+  CHECK(parse_error("dragonfly:4,0;4,2;4,2;4") == "topology \"dragonfly:4,0;4,2;4,2;4\": every count must be an integer from 1 to 16777216");
+  CHECK(parse_error("dragonfly:5,1;4,2;4,2;4") ==
+        "topology \"dragonfly:5,1;4,2;4,2;4\": SimGrid's dragonfly routing needs at most as many groups (5) as blades per chassis (4)");
+  CHECK(parse_error("dragonfly:64,1;4096,1;64,1;1") == "topology \"dragonfly:64,1;4096,1;64,1;1\": more than 16777216 cables");
   CHECK(parse_error("ring:4").find("expected full, hypercube:D") != std::string::npos);
   CHECK(parse_error("hypercube") == "topology \"hypercube\": hypercube needs parameters after a colon");
   CHECK(parse_error("hypercube:25") == "topology \"hypercube:25\": the dimension must be an integer from 0 to 24");
@@ -117,8 +128,13 @@ TEST_CASE("topology: bad specs and JSON name the problem") {
         "topology \"fattree:2;1024,1024;1024,1024;1,1\": more than 16777216 cables or switches");   // ...2^30 cables are not
 
   CHECK(json_error("3") == "expected a topology spec string or an object");
-  CHECK(json_error(R"({"dims": [4]})") == "/kind: expected one of \"full\", \"hypercube\", \"mesh\", \"torus\", \"fattree\"");
-  CHECK(json_error(R"({"kind": "ring"})") == "/kind: unknown kind \"ring\" (choose from full, hypercube, mesh, torus, fattree)");
+  CHECK(json_error(R"({"dims": [4]})") == "/kind: expected one of \"full\", \"hypercube\", \"mesh\", \"torus\", \"fattree\", \"dragonfly\"");
+  CHECK(json_error(R"({"kind": "ring"})") == "/kind: unknown kind \"ring\" (choose from full, hypercube, mesh, torus, fattree, dragonfly)");
+  CHECK(json_error(R"({"kind": "dragonfly", "groups": 2, "blue_links": 1, "chassis": 2, "black_links": 1, "blades": 2, "green_links": 1})") ==
+        "/nodes_per_blade: missing");
+  CHECK(json_error(R"({"kind": "dragonfly", "groups": 2, "blue_links": 1, "chassis": 2, "black_links": 1, "blades": 2, "green_links": 1, "nodes_per_blade": 2, "dims": [2]})") ==
+        "/dims: not a field of a dragonfly topology");
+  CHECK(json_error(R"({"kind": "torus", "dims": [4], "groups": 2})") == "/groups: not a field of a torus topology");
   CHECK(json_error(R"({"kind": "torus", "dims": [4, 0]})") == "/dims/1: expected an integer from 1 to 16777216");
   CHECK(json_error(R"({"kind": "torus", "dims": 4})") == "/dims: expected an array of 1 to 16 integers");
   CHECK(json_error(R"({"kind": "torus"})") == "/dims: missing");

@@ -1,11 +1,12 @@
 // Compares Topology::route with SimGrid 3.32's own routes (docs/TOPOLOGY.md "Matching SimGrid").
-// For each case a platform with one FAT_TREE (or TORUS) cluster is written, loaded into a SimGrid
+// For each case a platform with one FAT_TREE (or TORUS, or DRAGONFLY) cluster is written, loaded into a SimGrid
 // engine, and for every ordered host pair a != b the route SimGrid gives (Host::route_to) is
 // compared link by link with ours:
 //  - same length;
 //  - the same link at the same place: SimGrid's link names map one-to-one onto our link ids
 //    (so two pairs share a link in SimGrid exactly when they share one in ours: the link rule);
-//  - our link_name is SimGrid's name (without the cluster's prefix, if any).
+//  - our link_name is SimGrid's name (without the cluster's prefix, if any), and its bandwidth is
+//    the cluster's times our link_width.
 // SimGrid numbers fat-tree hosts and cables with process-wide counters, so each case runs in its
 // own process: without arguments the program runs itself once per case.
 #include "ir/error.h"
@@ -48,6 +49,11 @@ const Case kCases[] = {
     {"torus-4x4", "torus:4x4", "TORUS", "4,4"},
     {"torus-5x2x3", "torus:5x2x3", "TORUS", "5,2,3"},
     {"torus-8x8x4", "torus:8x8x4", "TORUS", "8,8,4"},
+    {"dragonfly-16", "dragonfly:2,1;2,1;2,1;2", "DRAGONFLY", "2,1;2,1;2,1;2"},
+    {"dragonfly-64", "dragonfly:2,2;2,2;4,2;4", "DRAGONFLY", "2,2;2,2;4,2;4"},
+    {"dragonfly-3x3x3x2", "dragonfly:3,1;3,2;3,3;2", "DRAGONFLY", "3,1;3,2;3,3;2"},
+    {"dragonfly-1-group", "dragonfly:1,1;3,2;2,1;2", "DRAGONFLY", "1,1;3,2;2,1;2"},
+    {"dragonfly-256", "dragonfly:4,8;4,2;4,2;4", "DRAGONFLY", "4,8;4,2;4,2;4"},
 };
 
 int run_case(const Case& c) {
@@ -103,6 +109,10 @@ int run_case(const Case& c) {
         // Our names are SimGrid's, up to a cluster prefix ("c_" for tori).
         const std::string ours = topo.link_name(mine[k]);
         if (name != ours && name != "c_" + ours) report(a, b, "SimGrid names " + name + ", we name " + ours);
+        // And so is the bandwidth: the cluster's 10 GBps times our width (a dragonfly's bundles).
+        if (sg[k]->get_bandwidth() != 1e10 * topo.link_width(mine[k]))
+          report(a, b, "SimGrid's link " + name + " has " + std::to_string(sg[k]->get_bandwidth()) + " B/s, ours width " +
+                           std::to_string(topo.link_width(mine[k])));
       }
     }
   std::printf("%-34s %-30s %5d hosts %7ld pairs %8ld hops %6zu links: %s\n", c.name, c.spec, n,
