@@ -5,8 +5,8 @@
 
 For each NAME writes OUT_DIR/NAME.xml (one SimGrid 3.32 <cluster>), OUT_DIR/NAME.hosts (one host
 per line, rank i on host i) and prints "NAME TOPOLOGY" where TOPOLOGY is the matching
-`commfit plan --topology` value (fattree/torus map exactly, see tests/simgrid; the dragonfly has no
-commfit description and is planned as `full`).
+`commfit plan --topology` value (fattree, torus and dragonfly map exactly: same routes, link names
+and bandwidths, see tests/simgrid).
 Every link: 12.5 GB/s, 0.25 us, full duplex (SPLITDUPLEX). A fat-tree route is 4 links (1 us),
 a torus route up to 2 + diameter links, a dragonfly route up to 7 links.
 """
@@ -20,19 +20,19 @@ SHAPES = {
     "fattree-16": ("FAT_TREE", "2;4,4;1,4;1,1", "fattree:2;4,4;1,4;1,1"),
     "tapered-16": ("FAT_TREE", "2;4,4;1,1;1,1", "fattree:2;4,4;1,1;1,1"),
     "torus-16": ("TORUS", "4,2,2", "torus:4x2x2"),
-    "dragonfly-16": ("DRAGONFLY", "2,1;2,1;2,1;2", "full"),
+    "dragonfly-16": ("DRAGONFLY", "2,1;2,1;2,1;2", "dragonfly:2,1;2,1;2,1;2"),
     "fattree-64": ("FAT_TREE", "2;8,8;1,8;1,1", "fattree:2;8,8;1,8;1,1"),
     "tapered-64": ("FAT_TREE", "2;8,8;1,2;1,1", "fattree:2;8,8;1,2;1,1"),
     "torus-64": ("TORUS", "4,4,4", "torus:4x4x4"),
-    "dragonfly-64": ("DRAGONFLY", "2,2;2,2;4,2;4", "full"),
+    "dragonfly-64": ("DRAGONFLY", "2,2;2,2;4,2;4", "dragonfly:2,2;2,2;4,2;4"),
     "fattree-256": ("FAT_TREE", "2;16,16;1,16;1,1", "fattree:2;16,16;1,16;1,1"),
     "tapered-256": ("FAT_TREE", "2;16,16;1,4;1,1", "fattree:2;16,16;1,4;1,1"),
     "torus-256": ("TORUS", "8,8,4", "torus:8x8x4"),
-    "dragonfly-256": ("DRAGONFLY", "4,8;4,2;4,2;4", "full"),
+    "dragonfly-256": ("DRAGONFLY", "4,8;4,2;4,2;4", "dragonfly:4,8;4,2;4,2;4"),
     "fattree-1024": ("FAT_TREE", "2;32,32;1,32;1,1", "fattree:2;32,32;1,32;1,1"),
     "tapered-1024": ("FAT_TREE", "2;32,32;1,8;1,1", "fattree:2;32,32;1,8;1,1"),
     "torus-1024": ("TORUS", "16,8,8", "torus:16x8x8"),
-    "dragonfly-1024": ("DRAGONFLY", "8,8;4,2;8,2;4", "full"),
+    "dragonfly-1024": ("DRAGONFLY", "8,8;4,2;8,2;4", "dragonfly:8,8;4,2;8,2;4"),
     "fattree-4096": ("FAT_TREE", "2;64,64;1,64;1,1", "fattree:2;64,64;1,64;1,1"),
 }
 
