@@ -184,7 +184,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   strategy_option(StrategyOption::memory,
                   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")"));
   strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
-  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, each +nodeN");
+  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, dragonfly:G,b;C,k;B,g;N, each +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();

@@ -44,7 +44,7 @@ void add_report_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand("report", "Write a self-contained HTML page about a plan: heatmap, Gantt chart, utilisation, link loads, costs");
   sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
   sub->add_option("-o,--output", c->output, "HTML file to write (default: <plan stem>.html)");
-  sub->add_option("--topology", c->topology, "Machine for the link loads (default: the plan's own): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:...");
+  sub->add_option("--topology", c->topology, "Machine for the link loads (default: the plan's own): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:...");
   sub->add_flag("-q,--quiet", c->quiet, "Print nothing on success");
   sub->callback([c, &run] { run = [c] { return run_report(*c); }; });
 }
