@@ -169,6 +169,7 @@ class Simulation {
     recv_posted_.assign(n, 0);
     bound_.assign(n, bw_);
     base_bound_.assign(n, bw_);
+    penalty_.assign(n, 1.0);
     out_cursor_.assign(p, 0);
     in_cursor_.assign(p, 0);
     phase_.assign(p, 0);
@@ -370,6 +371,11 @@ class Simulation {
           lat = net_.link_latency_s * static_cast<double>(route_of(e.id).size());
         base_bound_[e.id] = net_.window_bytes > 0 && lat > 0 ? std::min(bw_, net_.window_bytes / (2 * lat)) : bw_;
         bound_[e.id] = base_bound_[e.id];
+        if (net_.rtt_weight_bytes >= 0 && topo_.kind() != Topology::Kind::full) {
+          double penalty = lat;
+          for (std::int32_t q : route_of(e.id)) penalty += net_.rtt_weight_bytes / capacity(q);
+          if (penalty > 0) penalty_[e.id] = penalty;
+        }
         if (net_.model == Network::ib) ib_add(e.id);
         push(t + lat, Ev::bandwidth, e.id);
         break;
@@ -539,6 +545,7 @@ class Simulation {
     if (cap_.size() != nres) {
       cap_.assign(nres, 0);
       users_.assign(nres, 0);
+      weights_.assign(nres, 0);
       version_.assign(nres, 0);
       slot_.assign(nres, 0);
     }
@@ -550,8 +557,10 @@ class Simulation {
         if (users_[q]++ == 0) {
           slot_[q] = static_cast<std::uint32_t>(touched_.size());
           touched_.push_back(q);
-          cap_[q] = q < 2 * p_ ? bw_ : bw_ * topo_.link_width(q - 2 * static_cast<std::int64_t>(p_));
+          cap_[q] = capacity(q);
+          weights_[q] = 0;
         }
+        weights_[q] += 1 / penalty_[f];
         ++total;
       }
     work_ += total + comp_.size();
@@ -561,31 +570,36 @@ class Simulation {
     fill_.assign(res_start_.begin(), res_start_.end() - 1);
     for (std::size_t i = 0; i < comp_.size(); ++i)
       for (std::int32_t q : routes_[comp_[i]]) res_flows_[fill_[slot_[q]]++] = static_cast<std::uint32_t>(i);
-    // The flows' own bounds, tightest first (ties by position: deterministic): a heap, since
-    // most flows are fixed by a resource before their bound surfaces.
+    // Levels, as SimGrid's max-min solver: a flow limited at level L moves at L / its penalty
+    // (1 without RTT weighting), and a resource's level is its capacity over the sum of 1 / penalty
+    // of its unfixed flows. The flows' own bounds as levels, tightest first (ties by position:
+    // deterministic): a heap, since most flows are fixed by a resource before their bound surfaces.
     by_bound_.resize(comp_.size());
     for (std::size_t i = 0; i < comp_.size(); ++i) by_bound_[i] = static_cast<std::uint32_t>(i);
+    const auto bound_level = [&](std::uint32_t i) { return bound_[comp_[i]] * penalty_[comp_[i]]; };
     const auto looser = [&](std::uint32_t a, std::uint32_t b) {
-      return bound_[comp_[a]] != bound_[comp_[b]] ? bound_[comp_[a]] > bound_[comp_[b]] : a > b;
+      return bound_level(a) != bound_level(b) ? bound_level(a) > bound_level(b) : a > b;
     };
     std::make_heap(by_bound_.begin(), by_bound_.end(), looser);
     heap_.clear();
     auto push_share = [&](std::int32_t q) {
-      heap_.push_back({cap_[q] / static_cast<double>(users_[q]), q, version_[q]});
+      heap_.push_back({cap_[q] / weights_[q], q, version_[q]});
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
     };
     for (std::int32_t q : touched_) push_share(q);
     fixed_.assign(comp_.size(), 0);
-    // A fix takes x <= every resource's fair share, so no share ever decreases: an entry's key is
-    // a lower bound of its resource's share, and a stale entry is refreshed only when it surfaces
-    // (one push per stale pop, not one per fix and resource).
+    // A fix takes a level <= every resource's level, so no level ever decreases: an entry's key
+    // is a lower bound of its resource's level, and a stale entry is refreshed only when it
+    // surfaces (one push per stale pop, not one per fix and resource).
     std::size_t unfixed = comp_.size();
     auto fix = [&](std::uint32_t i, double x) {
+      const std::uint32_t f = comp_[i];
       fixed_[i] = 1;
       --unfixed;
-      new_rate_[comp_[i]] = x;
-      for (std::int32_t q : routes_[comp_[i]]) {
+      new_rate_[f] = x;
+      for (std::int32_t q : routes_[f]) {
         cap_[q] = std::max(0.0, cap_[q] - x);
+        weights_[q] = std::max(0.0, weights_[q] - 1 / penalty_[f]);
         ++version_[q];
         --users_[q];
       }
@@ -603,7 +617,7 @@ class Simulation {
       }
       const bool have_bound = !by_bound_.empty();
       if (heap_.empty() && !have_bound) break;
-      if (have_bound && (heap_.empty() || bound_[comp_[by_bound_.front()]] <= heap_.front().share)) {
+      if (have_bound && (heap_.empty() || bound_level(by_bound_.front()) <= heap_.front().share)) {
         fix(by_bound_.front(), bound_[comp_[by_bound_.front()]]);
         continue;
       }
@@ -612,7 +626,7 @@ class Simulation {
       heap_.pop_back();
       const std::size_t k = slot_[top.q];
       for (std::size_t j = res_start_[k]; j < res_start_[k + 1]; ++j)
-        if (!fixed_[res_flows_[j]]) fix(res_flows_[j], top.share);
+        if (!fixed_[res_flows_[j]]) fix(res_flows_[j], top.share / penalty_[comp_[res_flows_[j]]]);
     }
     for (std::int32_t q : touched_) users_[q] = 0;
     // A flow whose every resource ran dry still moves (rounding): the smallest positive rate.
@@ -626,8 +640,13 @@ class Simulation {
     }
   }
 
+  // A resource's capacity: a rank's port, or a link (a bundle of width cables).
+  double capacity(std::int32_t q) const {
+    return q < 2 * p_ ? bw_ : bw_ * topo_.link_width(q - 2 * static_cast<std::int64_t>(p_));
+  }
+
   struct Share {
-    double share;
+    double share;   // a level
     std::int32_t q;
     std::uint64_t version;
     friend bool operator>(const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.q > b.q; }
@@ -641,6 +660,7 @@ class Simulation {
   std::vector<Message> msgs_;
   std::vector<RankLists> lists_;
   std::vector<double> remaining_, rate_, posted_at_, arrived_at_, bound_, base_bound_;
+  std::vector<double> penalty_;   // a flow's sharing penalty (SimGrid's): 1 without RTT weighting
   std::vector<std::uint8_t> recv_posted_;
   // Request windows (the plan's max_outstanding): per rank its phase's ops in posting order, the
   // next to post, and the requests in flight.
@@ -671,7 +691,7 @@ class Simulation {
   std::uint64_t seq_ = 0;
   bool dirty_ = false;
   std::int64_t resources_ = 0;
-  std::vector<double> cap_;
+  std::vector<double> cap_, weights_;   // per resource: capacity left, sum of 1 / penalty of its unfixed flows
   std::vector<std::int64_t> users_;
   std::vector<std::uint64_t> version_;
   std::vector<std::uint32_t> slot_, res_flows_, by_bound_;

@@ -14,6 +14,10 @@
 //    receiver has posted its receive (entered that phase) and complete on both sides on arrival;
 //  - with link_latency_s, a route's latency is its links times it; with window_bytes, a flow's
 //    rate is at most window / (2 latency), SimGrid's TCP-gamma bound;
+//  - with rtt_weight_bytes (>= 0), the sharing is weighted as SimGrid CM02's: a flow's penalty is
+//    its route's latency + rtt_weight_bytes x the sum of 1 / bandwidth over its route's links
+//    (SimGrid's network/weight-S), and the flows a resource limits get rates in proportion to
+//    1 / penalty, so flows on shorter routes take more of a shared link;
 //  - a rank whose schedule carries a request window (max_outstanding k, ir/plan.h) posts its
 //    phase's receives and sends in the executor's global order of rank pairs, at most k in flight;
 //    completions are reaped one at a time (an eager receive's overhead paid then), each followed
@@ -63,6 +67,10 @@ struct NetworkOptions {
   // A flow's rate is at most window_bytes / (2 x its route's latency) (SimGrid CM02's TCP-gamma
   // bound; the ib penalties divide it); 0: no such bound.
   double window_bytes = 0;
+  // SimGrid's network/weight-S: with a topology, shares in proportion to 1 / (route latency +
+  // rtt_weight_bytes x sum over the route of 1 / link bandwidth); < 0: equal shares. smpirun's
+  // network model (SMPI, like IB) uses 8775.
+  double rtt_weight_bytes = -1;
 };
 
 // A message: all pieces one rank sends to one other rank in one phase (one MPI transfer; the

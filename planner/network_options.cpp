@@ -3,8 +3,25 @@
 #include "ir/error.h"
 
 #include <cmath>
+#include <cstdlib>
 
 namespace commfit {
+
+namespace {
+
+// A finite number >= 0 (CLI11's NonNegativeNumber lets NaN through and words its refusal with
+// the largest double written out in full).
+const CLI::Validator kNonNegative(
+    [](std::string& value) -> std::string {
+      char* end = nullptr;
+      const double x = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0') return {};   // not a number: the conversion says so
+      if (std::isfinite(x) && x >= 0) return {};
+      return "expected a finite number >= 0, not " + value;
+    },
+    "", "non-negative");
+
+}  // namespace
 
 std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions& net) {
   auto flags = std::make_shared<NetworkFlags>();
@@ -18,17 +35,18 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
   sub->add_option("--overhead", net.overhead_s, "CPU seconds per message at each end (default: tau / 4; tau = latency + 2 overhead)");
   sub->add_option("--eager-limit", net.eager_limit, "Messages below BYTES are sent eagerly, larger ones by rendezvous")->capture_default_str();
   sub->add_option("--link-latency", net.link_latency_s, "With --topology: seconds per link of a route (default: every route costs tau - 2 overhead)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   sub->add_option("--window", net.window_bytes, "A flow's rate is at most BYTES / (2 x its route's latency), SimGrid's TCP-gamma (default: no bound)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
+  sub->add_option("--rtt-weight", net.rtt_weight_bytes,
+                  "With --topology: flows share a link in proportion to 1 / (route latency + BYTES x sum of 1 / link bandwidth), "
+                  "SimGrid's network/weight-S (8775 under smpirun; default: equal shares)")
+      ->check(kNonNegative);
   return flags;
 }
 
 void apply_network_flags(const NetworkFlags& flags, NetworkOptions& net) {
   net.model = *parse_network(flags.network);   // CLI11 checked the name
-  // CLI11's NonNegativeNumber lets NaN through.
-  if (std::isnan(net.link_latency_s)) throw UsageError("--link-latency must be a finite number of seconds");
-  if (std::isnan(net.window_bytes)) throw UsageError("--window must be a finite number of bytes >= 0");
   if (flags.ib_option->count() == 0) return;
   if (net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
   const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);

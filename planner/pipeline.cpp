@@ -59,6 +59,8 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
     throw UsageError("--link-latency must be a finite number of seconds");
   if (!(o.cost.network.window_bytes >= 0) || std::isinf(o.cost.network.window_bytes))
     throw UsageError("--window must be a finite number of bytes >= 0");
+  if (std::isnan(o.cost.network.rtt_weight_bytes) || std::isinf(o.cost.network.rtt_weight_bytes))
+    throw UsageError("--rtt-weight must be a finite number of bytes");
 
   // Memory limits given on the command line replace the matrix file's.
   CommMatrix with_memory;
@@ -105,6 +107,7 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   if (o.cost.network.model == Network::ib) mf.options["ib_factors"] = format_ib_factors(o.cost.network.ib);
   if (o.cost.network.link_latency_s >= 0) mf.options["link_latency_s"] = o.cost.network.link_latency_s;
   if (o.cost.network.window_bytes > 0) mf.options["window_bytes"] = o.cost.network.window_bytes;
+  if (o.cost.network.rtt_weight_bytes >= 0) mf.options["rtt_weight_bytes"] = o.cost.network.rtt_weight_bytes;
   bool simulated = false;
   mf.cost.estimate_s = plan_estimate_s(plan, m, o.cost, o.topology, &simulated);
   if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";

@@ -104,6 +104,35 @@ TEST_CASE("network_sim_per_link_latency_and_window_bound") {
   CHECK(network_lower_bound_s(m, c, ring, false) <= time(m));
 }
 
+TEST_CASE("network_sim_rtt_weighting_gives_flows_on_shorter_routes_more_of_a_shared_link") {
+  // A ring of 8: 1 -> 2 crosses link 1->2, 0 -> 2 crosses 0->1 and 1->2. Both start at 3 us
+  // (post 1 us, latency 2 us) with 100000 B. Then rank 1 sends 100000 B to rank 7 (links 1->0
+  // and 0->7, free; rank 7 waits from the start) once its send to 2 is done. With weight-S 2000 B (2 us per 1 GB/s link) the penalties
+  // are 2 + 2 = 4 us and 2 + 4 = 6 us: on link 1->2 the short flow gets 0.6 GB/s, the long one
+  // 0.4. The short flow ends at 3 + 166.67 us; rank 1's next message then takes 1 + 2 + 100 us:
+  // 272.67 us. With equal shares both end at 203 us and the plan at 306 us.
+  const CommMatrix m = make_matrix(8, {{1, 2, 100000}, {0, 2, 100000}, {1, 7, 100000}});
+  Schedule s;
+  s.ranks = 8;
+  s.phases = 2;
+  s.transfers = {{0, 1, 2, {1, 2, 0, 100000}}, {0, 0, 2, {0, 2, 0, 100000}}, {1, 1, 7, {1, 7, 0, 100000}}};
+  const Plan plan = lower(s, m);
+  const Topology ring = Topology::parse("torus:8");
+  NetworkOptions n;
+  auto time = [&] {
+    const SimResult r = simulate_plan(plan, kTau, kBw, n, ring);
+    REQUIRE(r.simulated);
+    return r.seconds;
+  };
+  CHECK(time() == doctest::Approx(306e-6));
+  n.rtt_weight_bytes = 2000;
+  CHECK(time() == doctest::Approx(272.6667e-6));
+  // Without a topology every route is alike: weighting changes nothing, bit for bit.
+  const Topology crossbar;
+  NetworkOptions equal;
+  CHECK(simulate_plan(plan, kTau, kBw, n, crossbar).seconds == simulate_plan(plan, kTau, kBw, equal, crossbar).seconds);
+}
+
 TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {
   // Phase 0: 0 -> 1 (100000 B); phase 1: 1 -> 2 (1000 B, eager). Rank 1 starts phase 1 when its
   // receive of phase 0 is done (103 us), then 5 us: 108 us. Rank 2 is idle in phase 0.
@@ -201,9 +230,10 @@ TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
         PlanOptions o;
         o.topology = Topology::parse(spec);
         o.cost.network.model = model;
-        if (spec != topology) {   // SimGrid's per-link latency and TCP window
+        if (spec != topology) {   // SimGrid's per-link latency, TCP window and RTT-weighted sharing
           o.cost.network.link_latency_s = 2.5e-7;
           o.cost.network.window_bytes = 25000;
+          o.cost.network.rtt_weight_bytes = 8775;
         }
         const Comparison c = compare_candidates(m, o, false);
         int planned = 0;

@@ -26,8 +26,10 @@ sys.path.insert(0, HERE)
 
 # The planner's network model for these platforms: tau = 2 us (1 us of route latency on a fat tree +
 # 0.5 us send and 0.5 us receive overhead), bandwidth = one link, 12.5 GB/s, 0.25 us per link of a
-# route (platforms.py); under IB also SimGrid's TCP window (NETWORK_CFG).
-PLAN_COST = ["--tau", "2e-6", "--bandwidth", "1.25e10", "--link-latency", "2.5e-7"]
+# route (platforms.py), links shared as smpirun's models share them (network/weight-S 8775: a flow's
+# share in proportion to 1 / (route latency + 8775 B x sum of 1 / link bandwidth)); under IB also
+# SimGrid's TCP window (NETWORK_CFG).
+PLAN_COST = ["--tau", "2e-6", "--bandwidth", "1.25e10", "--link-latency", "2.5e-7", "--rtt-weight", "8775"]
 PLAN_NETWORK = {"flow": ["--network", "flow"], "ib": ["--network", "ib", "--window", "25000"]}
 
 SMPI_CFG = [
