@@ -2,11 +2,16 @@
 #include "backends/interrupt.h"
 #include "ir/error.h"
 #include "planner/commands.h"
+#include "planner/near_miss.h"
 #include "planner/pass_table.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace {
 
@@ -22,6 +27,55 @@ void refuse_negative_unsigned(CLI::App& app) {
   for (CLI::Option* o : app.get_options())
     if (o->get_type_name().rfind("UINT", 0) == 0) o->check(non_negative);
   for (CLI::App* sub : app.get_subcommands({})) refuse_negative_unsigned(*sub);
+}
+
+// " (did you mean "X"?)" when `word` is a near miss of one of `candidates`.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string near = commfit::nearest(word, candidates);
+  return near.empty() ? std::string{} : " (did you mean \"" + near + "\"?)";
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+// The long option names a command accepts, with their dashes, and --help.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  return names;
+}
+
+// Every problem with the command line in the one-line form, on stderr; exit status 2.
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "commfit: error: %s\n", message.c_str());
+  return 2;
+}
+
+// What the parser left over (CLI11 collects it: extras are allowed so that this can name the
+// first of them and suggest the option or command meant). `where` is the command, or null.
+int leftover_error(const CLI::App& app, const CLI::App* where, const std::vector<std::string>& left) {
+  const std::string& word = left.front();
+  if (!where) {
+    if (!word.empty() && word[0] == '-')
+      return usage_error("unknown option \"" + word + "\"" + did_you_mean(word, option_names(app)) + " (see commfit --help)");
+    return usage_error("unknown command \"" + word + "\"" + did_you_mean(word, command_names(app)) +
+                       " (commands: " + [&] {
+                         std::string list;
+                         for (const std::string& n : command_names(app)) list += (list.empty() ? "" : ", ") + n;
+                         return list;
+                       }() + ")");
+  }
+  const std::string cmd = where->get_name();
+  if (word.size() > 1 && word[0] == '-') {
+    const std::string name = word.substr(0, word.find('='));
+    return usage_error(cmd + ": unknown option \"" + name + "\"" + did_you_mean(name, option_names(*where)) + " (see commfit " + cmd +
+                       " --help)");
+  }
+  return usage_error(cmd + ": unexpected argument \"" + word + "\" (see commfit " + cmd + " --help)");
 }
 
 }  // namespace
@@ -47,12 +101,40 @@ int main(int argc, char** argv) {
   add_report_command(app, run);
   app.require_subcommand(0, 1);
   refuse_negative_unsigned(app);
+  // Usage lines say "commfit plan ...", not the path the binary was run by.
+  app.name("commfit");
+  app.allow_extras();
+  for (CLI::App* sub : app.get_subcommands({})) sub->allow_extras();
+  // `commfit help [COMMAND]`: the same as `commfit [COMMAND] --help`.
+  if (argc >= 2 && std::string_view(argv[1]) == "help") {
+    if (argc == 2) {
+      std::cout << app.help();
+      return 0;
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+      if (sub->get_name() == argv[2] && argc == 3) {
+        std::cout << sub->help("commfit");
+        return 0;
+      }
+    if (argc > 3) return usage_error("help takes one command (commfit help COMMAND)");
+    return leftover_error(app, nullptr, {argv[2]});
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);   // --help, --version
+    // The parser's own message, as one line, after the command it concerns.
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    while (!message.empty() && message.back() == ' ') message.pop_back();
+    if (parsed.empty()) return usage_error(message + " (see commfit --help)");
+    const std::string cmd = parsed.back()->get_name();
+    return usage_error(cmd + ": " + message + " (see commfit " + cmd + " --help)");
   }
+  if (!app.remaining().empty()) return leftover_error(app, nullptr, app.remaining());
+  for (const CLI::App* sub : app.get_subcommands())
+    if (!sub->remaining().empty()) return leftover_error(app, sub, sub->remaining());
   if (list_passes) {
     std::fputs(list_passes_text().c_str(), stdout);
     return 0;

@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "planner/candidates.h"
+#include "planner/near_miss.h"
 #include "planner/pass_runner.h"
 #include "planner/strategy_table.h"
 
@@ -49,7 +50,13 @@ bool verify_each_by_default() {
 Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* report) {
   if (o.strategy == "auto") return make_auto_plan(matrix, o, report);
   const Strategy* strategy = find_strategy(o.strategy);
-  if (!strategy) throw UsageError("unknown strategy \"" + o.strategy + "\" (choose from: " + strategy_names() + ")");
+  if (!strategy) {
+    std::vector<std::string> names{"auto"};
+    for (const Strategy* t : strategy_table()) names.emplace_back(t->entry.name);
+    const std::string near = nearest(o.strategy, names);
+    throw UsageError("unknown strategy \"" + o.strategy + "\"" + (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+                     " (choose from: " + strategy_names() + ")");
+  }
   check_choices(*strategy, o);
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");

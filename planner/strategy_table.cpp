@@ -1,6 +1,7 @@
 #include "planner/strategy_table.h"
 
 #include "ir/error.h"
+#include "planner/near_miss.h"
 
 #include <algorithm>
 #include <limits>
@@ -100,9 +101,13 @@ void check_choices(const Strategy& s, const PlanOptions& o) {
   for (const OptionEntry& e : s.options) {
     if (e.choices.empty()) continue;
     const std::string& value = choice(o, e.option);
-    if (!has_entry(e.choices, value))
+    if (!has_entry(e.choices, value)) {
+      std::vector<std::string> names;
+      for (const NamedEntry& c : e.choices) names.emplace_back(c.name);
+      const std::string near = nearest(value, names);
       throw UsageError(std::string("unknown ") + (flag(e.option) + 2) + " \"" + value + "\" for strategy " + s.entry.name +
-                       " (choose from: " + entry_names(e.choices) + ")");
+                       (near.empty() ? "" : " (did you mean \"" + near + "\"?)") + " (choose from: " + entry_names(e.choices) + ")");
+    }
   }
 }
 

@@ -115,12 +115,57 @@ TEST_CASE("cli_usage_errors_exit_2_without_output") {
   // A negative number for an unsigned option used to wrap to 2^64 - 5 and plan with it.
   r = commfit("plan " + example("stencil2d_16.json") + " -o none.plan --strategy memory --memory=-5");
   CHECK(r.status == 2);
-  CHECK(r.err.starts_with("--memory: negative value -5: expected a non-negative integer"));
+  CHECK(r.err == "commfit: error: plan: --memory: negative value -5: expected a non-negative integer (see commfit plan --help)\n");
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
   r = commfit("plan --no-such-flag x.json");
   CHECK(r.status == 2);
   r = commfit("frobnicate");
   CHECK(r.status == 2);
+}
+
+// Every error of the parser is one line in the commfit: error: form, exit 2, naming the command,
+// with a suggestion for a near miss; `commfit help COMMAND` is `commfit COMMAND --help`, and usage
+// lines name commfit, not the path it was run by.
+TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
+  const std::string m = example("stencil2d_16.json");
+  const std::pair<std::string, std::string> cases[] = {
+      {"plna x.json",
+       "commfit: error: unknown command \"plna\" (did you mean \"plan\"?) (commands: plan, verify, stats, show, convert, compare, gen, "
+       "extract, report)\n"},
+      {"frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, gen, extract, report)\n"},
+      {"--verison", "commfit: error: unknown option \"--verison\" (did you mean \"--version\"?) (see commfit --help)\n"},
+      {"plan", "commfit: error: plan: MATRIX is required (see commfit plan --help)\n"},
+      {"plan " + m + " --toplogy torus:4x4", "commfit: error: plan: unknown option \"--toplogy\" (did you mean \"--topology\"?) (see commfit plan --help)\n"},
+      {"plan " + m + " --toplogy=torus:4x4", "commfit: error: plan: unknown option \"--toplogy\" (did you mean \"--topology\"?) (see commfit plan --help)\n"},
+      {"plan " + m + " --frobnicate", "commfit: error: plan: unknown option \"--frobnicate\" (see commfit plan --help)\n"},
+      {"stats " + m + " extra.json", "commfit: error: stats: unexpected argument \"extra.json\" (see commfit stats --help)\n"},
+      {"plan " + m + " --window=-3", "commfit: error: plan: --window: expected a finite number >= 0, not -3 (see commfit plan --help)\n"},
+      {"plan " + m + " --rtt-weight nan", "commfit: error: plan: --rtt-weight: expected a finite number >= 0, not nan (see commfit plan --help)\n"},
+      {"plan " + m + " --strategy autoo",
+       "commfit: error: unknown strategy \"autoo\" (did you mean \"auto\"?) (choose from: auto, direct, async, throttled, bounded, two-stage, "
+       "memory)\n"},
+      {"plan " + m + " --algorithm optimall",
+       "commfit: error: unknown algorithm \"optimall\" for strategy direct (did you mean \"optimal\"?) (choose from: optimal, rs_n, rs_np, "
+       "rs_nl, rs_nlp, rs_nlph, rs_nlh, lp, quantised)\n"},
+      {"help frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, gen, extract, report)\n"},
+  };
+  for (const auto& [args, err] : cases) {
+    CAPTURE(args);
+    fs::remove_all(scratch_dir() / "stencil2d_16.plan");
+    const Result r = commfit(args);
+    CHECK(r.status == 2);
+    CHECK(r.err == err);
+    CHECK(r.out.empty());
+    CHECK(!fs::exists(scratch_dir() / "stencil2d_16.plan"));
+  }
+  for (const char* args : {"help plan", "plan --help"}) {
+    const Result r = commfit(args);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Usage: commfit plan [OPTIONS] MATRIX") != std::string::npos);
+  }
+  const Result top = commfit("help");
+  CHECK(top.status == 0);
+  CHECK(top.out.find("Usage: commfit [OPTIONS] [SUBCOMMAND]") != std::string::npos);
 }
 
 // A FIFO nobody writes (as a matrix, a rank file of a plan directory or a binary plan) is

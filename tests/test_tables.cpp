@@ -4,6 +4,7 @@
 // claims are the rules its schedules keep (--verify-each on every strategy and swept value).
 #include "ir/error.h"
 #include "planner/candidates.h"
+#include "planner/near_miss.h"
 #include "planner/pass_table.h"
 #include "planner/strategy_table.h"
 #include "workloads/generators.h"
@@ -172,4 +173,14 @@ TEST_CASE("every_strategy_keeps_the_rules_its_passes_claim") {
       }
     }
   }
+}
+
+// planner/near_miss.h: slips are suggested, unrelated words are not.
+TEST_CASE("near_miss_suggests_slips_and_nothing_else") {
+  CHECK(edit_distance("plna", "plan") == 1);   // a transposition
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(nearest("stast", {"plan", "stats", "show"}) == "stats");
+  CHECK(nearest("zzz", {"plan", "stats", "show"}).empty());
+  CHECK(nearest("--tua", {"--tau", "--topology"}) == "--tau");
 }
