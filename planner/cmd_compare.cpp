@@ -7,6 +7,7 @@
 #include "planner/file_defaults.h"
 #include "planner/limits.h"
 #include "planner/network_options.h"
+#include "planner/units.h"
 
 #include <cstdio>
 #include <memory>
@@ -51,10 +52,10 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
   sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
-  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
-  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
+  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
-  sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory)");
+  sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory)")->transform(quantity_transform(Quantity::bytes, true));
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

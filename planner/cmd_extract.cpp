@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
+#include "planner/units.h"
 #include "workloads/gmsh.h"
 #include "workloads/halo.h"
 #include "workloads/matrix_output.h"
@@ -99,7 +100,7 @@ void add_extract_command(CLI::App& app, Runner& run) {
   sub->add_option("-o,--output", c->output, "Matrix file to write (default: standard output)");
   sub->add_option("--parts,-k", c->parts, "Partition into K parts with METIS (with --partition: the part count, checked)");
   sub->add_option("--partition", c->partition, "Partition vector file: one 0-based part per vertex and line (gpmetis's .part.K)");
-  sub->add_option("--bytes-per-value", c->bytes_per_value, "Bytes of one x[v] / vertex value")->capture_default_str();
+  sub->add_option("--bytes-per-value", c->bytes_per_value, "Bytes of one x[v] / vertex value")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--seed", c->seed, "METIS seed (METIS_OPTION_SEED)")->capture_default_str();
   sub->add_flag("-q,--quiet", c->quiet, "No summary line");
   sub->callback([c, &run] { run = [c] { return run_extract(*c); }; });

@@ -15,6 +15,7 @@
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
+#include "planner/units.h"
 #include "workloads/generators.h"
 #include "workloads/matrix_output.h"
 #include "workloads/skewed.h"
@@ -214,31 +215,31 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_option("-o,--output", c->output, "Matrix file to write (default: standard output)");
   auto* ranks = sub->add_option("--ranks,-n", c->ranks, "Number of ranks (stencil: the product of --grid)")->capture_default_str();
   sub->add_option("--degree,-d", c->degree, "uniform/nonuniform: messages each rank sends and receives")->capture_default_str();
-  sub->add_option("--bytes", c->bytes, "uniform: message size")->capture_default_str();
-  sub->add_option("--unit", c->unit, "nonuniform: bytes per unit (msg_unit)")->capture_default_str();
+  sub->add_option("--bytes", c->bytes, "uniform: message size")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
+  sub->add_option("--unit", c->unit, "nonuniform: bytes per unit (msg_unit)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--density", c->density, "random/hot/lognormal: probability of each pair")->capture_default_str();
-  sub->add_option("--max-bytes", c->max_bytes, "random/dense/hot: largest size")->capture_default_str();
+  sub->add_option("--max-bytes", c->max_bytes, "random/dense/hot: largest size")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--hot", c->hot, "hot: the receiving rank")->capture_default_str();
-  sub->add_option("--median", c->median, "lognormal: median size in bytes")->capture_default_str();
+  sub->add_option("--median", c->median, "lognormal: median size in bytes")->transform(quantity_transform(Quantity::bytes))->capture_default_str();
   sub->add_option("--sigma", c->sigma, "lognormal: sigma of log size")->capture_default_str();
   sub->add_flag("--self", c->self, "random: include local messages");
   sub->add_option("--fan-out,-k", c->fan_out, "transport/hot-spots: k, ranks each rank sends to")->capture_default_str();
   sub->add_option("--l", c->l, "transport/hot-spots: l, the fraction of the traffic that goes to (1-l)k ranks")->capture_default_str();
-  sub->add_option("--traffic", c->traffic, "transport/hot-spots: t, bytes each rank sends (and, transport, receives)")->capture_default_str();
+  sub->add_option("--traffic", c->traffic, "transport/hot-spots: t, bytes each rank sends (and, transport, receives)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--keys-per-rank", c->keys_per_rank, "bader/sample-sort: n/p, keys (records) each rank holds")->capture_default_str();
   sub->add_option("--h-factor", c->h_factor, "bader: h = factor x n/p (the paper's 1, 2, 4, 8)")->capture_default_str();
-  sub->add_option("--key-bytes", c->key_bytes, "bader/sample-sort: bytes per key (record)")->capture_default_str();
+  sub->add_option("--key-bytes", c->key_bytes, "bader/sample-sort: bytes per key (record)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--grid", c->grid, "stencil: process grid AxB (2D) or AxBxC (3D)")->capture_default_str();
   sub->add_option("--points", c->points, "stencil: 5 or 9 (2D), 7 or 27 (3D)")->capture_default_str();
   sub->add_flag("--periodic", c->periodic, "stencil: wrap around every axis");
   sub->add_option("--cells", c->cells, "stencil: cells per side of each rank's block")->capture_default_str();
-  sub->add_option("--value-bytes", c->value_bytes, "stencil: bytes per cell")->capture_default_str();
+  sub->add_option("--value-bytes", c->value_bytes, "stencil: bytes per cell")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--zipf", c->zipf, "sample-sort/moe: Zipf exponent of key / expert popularity")->capture_default_str();
   sub->add_option("--oversample", c->oversample, "sample-sort: sample keys per rank for the splitters")->capture_default_str();
   sub->add_option("--experts-per-rank", c->experts_per_rank, "moe: experts each rank holds")->capture_default_str();
   sub->add_option("--tokens-per-rank", c->tokens_per_rank, "moe: tokens each rank routes")->capture_default_str();
   sub->add_option("--top-k", c->top_k, "moe: experts each token goes to")->capture_default_str();
-  sub->add_option("--token-bytes", c->token_bytes, "moe: bytes per token")->capture_default_str();
+  sub->add_option("--token-bytes", c->token_bytes, "moe: bytes per token")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--seed", c->seed, "Seed")->capture_default_str();
   sub->callback([c, ranks, &run] {
     c->ranks_given = ranks->count() > 0;

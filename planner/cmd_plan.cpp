@@ -9,6 +9,7 @@
 #include "planner/network_options.h"
 #include "planner/pipeline.h"
 #include "planner/strategy_table.h"
+#include "planner/units.h"
 
 #include <unistd.h>
 
@@ -168,7 +169,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
                   sub->add_option("--algorithm", c->plan.algorithm, "Decomposition (" + option_choices_text(StrategyOption::algorithm) + ")")
                       ->capture_default_str());
   strategy_option(StrategyOption::chunk,
-                  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->capture_default_str());
+                  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str());
   strategy_option(StrategyOption::variant,
                   sub->add_option("--variant", c->plan.variant, "Split (" + option_choices_text(StrategyOption::variant) + ")")->capture_default_str());
   strategy_option(StrategyOption::method,
@@ -182,14 +183,15 @@ void add_plan_command(CLI::App& app, Runner& run) {
                                   "throttled: requests in flight per rank (" + option_choices_text(StrategyOption::max_outstanding) + ")")
                       ->capture_default_str());
   strategy_option(StrategyOption::memory,
-                  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange (overrides the matrix's \"memory\")"));
+                  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange, or with a unit (8MiB, 1.5GB; overrides the matrix's \"memory\")")
+                      ->transform(quantity_transform(Quantity::bytes, true)));
   strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
   sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, dragonfly:G,b;C,k;B,g;N, each +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
-  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds")->capture_default_str();
-  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second")->capture_default_str();
+  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
+  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
-  sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)");
+  sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)")->transform(quantity_transform(Quantity::bytes, true));
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");
   sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");

@@ -1,4 +1,5 @@
 #include "planner/network_options.h"
+#include "planner/units.h"
 
 #include "ir/error.h"
 
@@ -32,15 +33,18 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
       ->capture_default_str();
   flags->ib_option = sub->add_option("--ib-factors", flags->ib_factors,
                                      "--network ib: penalty factors Be,Bs,ys (SimGrid's smpi/IB-penalty-factors; default 0.965,0.925,1.35)");
-  sub->add_option("--overhead", net.overhead_s, "CPU seconds per message at each end (default: tau / 4; tau = latency + 2 overhead)");
-  sub->add_option("--eager-limit", net.eager_limit, "Messages below BYTES are sent eagerly, larger ones by rendezvous")->capture_default_str();
+  sub->add_option("--overhead", net.overhead_s, "CPU seconds per message at each end (default: tau / 4; tau = latency + 2 overhead)")->transform(quantity_transform(Quantity::seconds));
+  sub->add_option("--eager-limit", net.eager_limit, "Messages below BYTES are sent eagerly, larger ones by rendezvous")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--link-latency", net.link_latency_s, "With --topology: seconds per link of a route (default: every route costs tau - 2 overhead)")
+      ->transform(quantity_transform(Quantity::seconds))
       ->check(kNonNegative);
   sub->add_option("--window", net.window_bytes, "A flow's rate is at most BYTES / (2 x its route's latency), SimGrid's TCP-gamma (default: no bound)")
+      ->transform(quantity_transform(Quantity::bytes))
       ->check(kNonNegative);
   sub->add_option("--rtt-weight", net.rtt_weight_bytes,
                   "With --topology: flows share a link in proportion to 1 / (route latency + BYTES x sum of 1 / link bandwidth), "
                   "SimGrid's network/weight-S (8775 under smpirun; default: equal shares)")
+      ->transform(quantity_transform(Quantity::bytes))
       ->check(kNonNegative);
   return flags;
 }

@@ -140,7 +140,7 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
       {"plan " + m + " --frobnicate", "commfit: error: plan: unknown option \"--frobnicate\" (see commfit plan --help)\n"},
       {"stats " + m + " extra.json", "commfit: error: stats: unexpected argument \"extra.json\" (see commfit stats --help)\n"},
       {"plan " + m + " --window=-3", "commfit: error: plan: --window: expected a finite number >= 0, not -3 (see commfit plan --help)\n"},
-      {"plan " + m + " --rtt-weight nan", "commfit: error: plan: --rtt-weight: expected a finite number >= 0, not nan (see commfit plan --help)\n"},
+      {"plan " + m + " --rtt-weight nan", "commfit: error: plan: --rtt-weight: \"nan\" is not a number with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB) (see commfit plan --help)\n"},
       {"plan " + m + " --strategy autoo",
        "commfit: error: unknown strategy \"autoo\" (did you mean \"auto\"?) (choose from: auto, direct, async, throttled, bounded, two-stage, "
        "memory)\n"},
@@ -158,6 +158,16 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
     CHECK(r.out.empty());
     CHECK(!fs::exists(scratch_dir() / "stencil2d_16.plan"));
   }
+  // Units: the same plan as plain numbers; a unit that does not fit is one line too.
+  CHECK(commfit("plan " + m + " -o plain.plan --tau 2e-6 --bandwidth 1.25e10 --eager-limit 65536 --overhead 5e-7").status == 0);
+  CHECK(commfit("plan " + m + " -o units.plan --tau 2us --bandwidth 100Gbps --eager-limit 64KiB --overhead 500ns").status == 0);
+  CHECK(slurp(scratch_dir() / "plain.plan/manifest.json") == slurp(scratch_dir() / "units.plan/manifest.json"));
+  Result r = commfit("plan " + m + " -o units.plan --tau 2parsecs");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: plan: --tau: \"2parsecs\" is not a number with a unit (s, ms, us, ns) (see commfit plan --help)\n");
+  r = commfit("plan " + m + " -o units.plan --strategy memory --memory 1.5B");
+  CHECK(r.err == "commfit: error: plan: --memory: \"1.5B\" is not a whole number of bytes below 2^64 (see commfit plan --help)\n");
+  CHECK(commfit("plan " + m + " -o units.plan --window 0.5e3").status == 0);   // not a unit: the number as before
   for (const char* args : {"help plan", "plan --help"}) {
     const Result r = commfit(args);
     CHECK(r.status == 0);
