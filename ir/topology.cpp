@@ -108,7 +108,7 @@ std::string join(const std::vector<std::int64_t>& v, const char* sep) {
 
 const char* const kSpecHelp =
     "expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
-    "dragonfly:G,b;C,k;B,g;N, optionally followed by +nodeN";
+    "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN";
 
 // The JSON object form of a dragonfly: its dims in order.
 constexpr const char* kDragonflyFields[] = {"groups", "blue_links", "chassis", "black_links", "blades", "green_links", "nodes_per_blade"};
@@ -204,11 +204,14 @@ Topology Topology::parse(const std::string& spec) {
   if (name == "mesh" || name == "torus")
     return TopologyBuilder::make(name == "mesh" ? Kind::mesh : Kind::torus,
                                  counts(params, "x,", "dimension size"), {}, per_node, spec);
+  // Fat trees and dragonflies separate their groups by ';' (SimGrid's spelling) or '/' (the
+  // same without quotes in a shell).
+  const char group = params.find('/') != std::string_view::npos ? '/' : ';';
   if (name == "fattree") {
-    const auto parts = split(params, ';');
+    const auto parts = split(params, group);
     if (parts.size() != 4)
-      fail("a fat tree is L;m1,...,mL;w1,...,wL;p1,...,pL (levels; down-links, up-links and parallel "
-           "links per level), as SimGrid's FAT_TREE topo_parameters");
+      fail("a fat tree is L;m1,...,mL;w1,...,wL;p1,...,pL or L/m1,.../w1,.../p1,... (levels; down-links, up-links "
+           "and parallel links per level), as SimGrid's FAT_TREE topo_parameters");
     const std::int64_t levels = parse_count(parts[0]);
     if (levels < 1 || levels > 16) fail("the number of levels must be an integer from 1 to 16");
     std::vector<std::vector<std::int64_t>> lists;
@@ -222,8 +225,8 @@ Topology Topology::parse(const std::string& spec) {
     return TopologyBuilder::make(Kind::fattree, {}, std::move(lists), per_node, spec);
   }
   if (name == "dragonfly") {
-    const auto parts = split(params, ';');
-    const char* shape = "a dragonfly is G,b;C,k;B,g;N (groups and blue links between two groups; chassis per group "
+    const auto parts = split(params, group);
+    const char* shape = "a dragonfly is G,b;C,k;B,g;N or G,b/C,k/B,g/N (groups and blue links between two groups; chassis per group "
                         "and black links; blades per chassis and green links; nodes per blade), as SimGrid's "
                         "DRAGONFLY topo_parameters";
     if (parts.size() != 4) fail(shape);

@@ -97,7 +97,7 @@ TEST_CASE("topology: specs round-trip through spec() and the JSON form") {
 
 TEST_CASE("topology: bad specs and JSON name the problem") {
   CHECK(parse_error("") == "topology \"\": expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
-                           "dragonfly:G,b;C,k;B,g;N, optionally followed by +nodeN");
+                           "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN");
   CHECK(parse_error("dragonfly") == "topology \"dragonfly\": dragonfly needs parameters after a colon");
   CHECK(parse_error("dragonfly:4,8;4,2;4,2").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
   CHECK(parse_error("dragonfly:4,8;4;4,2;4").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
@@ -118,6 +118,11 @@ TEST_CASE("topology: bad specs and JSON name the problem") {
   CHECK(parse_error("torus:4x4+node0") == "topology \"torus:4x4+node0\": the suffix must be +nodeN with N >= 1 ranks per node");
   CHECK(parse_error("torus:4x4+nod4") == "topology \"torus:4x4+nod4\": the suffix must be +nodeN with N >= 1 ranks per node");
   CHECK(parse_error("torus:1024x1024+node2048") == "topology \"torus:1024x1024+node2048\": more than 1073741824 ranks");
+  // '/' separates the groups as ';' does, without quotes in a shell: the same topology.
+  CHECK(Topology::parse("fattree:2/4,8/1,4/1,1").spec() == "fattree:2;4,8;1,4;1,1");
+  CHECK(Topology::parse("dragonfly:4,8/4,2/4,2/4+node2").spec() == "dragonfly:4,8;4,2;4,2;4+node2");
+  CHECK(Topology::parse("fattree:2/4,8/1,4/1,1").route(0, 31) == Topology::parse("fattree:2;4,8;1,4;1,1").route(0, 31));
+  CHECK(parse_error("fattree:2/4,8;1,4/1,1").find("a fat tree is") != std::string::npos);
   CHECK(parse_error("fattree:2;4,4;1,2").find("a fat tree is L;m1,...,mL;w1,...,wL;p1,...,pL") != std::string::npos);
   CHECK(parse_error("fattree:2;4,4;1;1,1") == "topology \"fattree:2;4,4;1;1,1\": the up-link count list has 1 entries for 2 levels");
   CHECK(parse_error("fattree:2;4,4;1,0;1,1") == "topology \"fattree:2;4,4;1,0;1,1\": every link count must be at least 1");
