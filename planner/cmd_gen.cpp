@@ -21,8 +21,10 @@
 #include "workloads/skewed.h"
 #include "workloads/stencil.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -37,7 +39,8 @@ struct GenCommand {
   std::string output;
   Rank ranks = 64;
   bool ranks_given = false;
-  int degree = 8;
+  bool quiet = false;
+  int degree = 8;                   // default: 8, at most ranks - 1
   Bytes bytes = 1024;
   Bytes unit = 256;
   double density = 0.1;
@@ -197,12 +200,58 @@ std::string kind_options(const GenCommand& c) {
          " --zipf " + num(c.zipf) + " --token-bytes " + n(c.token_bytes);
 }
 
+// The options each kind reads, besides --ranks (not stencil), --seed, -o and -q: any other given
+// is refused, never ignored.
+struct KindOptions {
+  const char* kind;
+  std::vector<std::string> options;
+};
+const std::vector<KindOptions>& kind_table() {
+  static const std::vector<KindOptions> t = {
+      {"uniform", {"degree", "bytes"}},
+      {"nonuniform", {"degree", "unit"}},
+      {"random", {"density", "max-bytes", "self"}},
+      {"dense", {"max-bytes"}},
+      {"hot", {"hot", "density", "max-bytes"}},
+      {"lognormal", {"density", "median", "sigma"}},
+      {"transport", {"fan-out", "l", "traffic"}},
+      {"hot-spots", {"fan-out", "l", "traffic"}},
+      {"bader", {"keys-per-rank", "h-factor", "key-bytes"}},
+      {"stencil", {"grid", "points", "periodic", "cells", "value-bytes", "ranks"}},
+      {"sample-sort", {"keys-per-rank", "key-bytes", "zipf", "oversample"}},
+      {"moe", {"experts-per-rank", "tokens-per-rank", "top-k", "zipf", "token-bytes"}},
+  };
+  return t;
+}
+
+// Refuses a given option the kind does not read, naming the kinds that do.
+void check_kind_options(const std::string& kind, const CLI::App& sub) {
+  const auto& table = kind_table();
+  const auto own = std::find_if(table.begin(), table.end(), [&](const KindOptions& k) { return k.kind == kind; });
+  if (own == table.end()) return;   // generate() names the unknown kind
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->count() == 0 || o->get_lnames().empty()) continue;
+    const std::string& name = o->get_lnames().front();
+    if (name == "output" || name == "seed" || name == "quiet" || name == "help" || (name == "ranks" && kind != "stencil")) continue;
+    if (std::find(own->options.begin(), own->options.end(), name) != own->options.end()) continue;
+    std::string readers;
+    for (const KindOptions& k : table)
+      if (std::find(k.options.begin(), k.options.end(), name) != k.options.end()) readers += (readers.empty() ? "" : ", ") + std::string(k.kind);
+    throw UsageError("--" + name + " does not apply to gen " + kind + (readers.empty() ? "" : " (it applies to: " + readers + ")"));
+  }
+}
+
 int run_gen(const GenCommand& c) {
   CommMatrix m = generate(c);
   m.name = c.kind + "_" + std::to_string(m.ranks);
   m.description = "commfit gen " + c.kind + (c.kind == "stencil" ? "" : " -n " + std::to_string(m.ranks)) + kind_options(c) +
                   " --seed " + std::to_string(c.seed) + " (docs/WORKLOADS.md)";
   write_matrix_output(m, c.output);
+  if (!c.quiet && !c.output.empty() && c.output != "-") {
+    const TrafficStats s = traffic_stats(m);
+    std::printf("%s: %lld ranks, %lld messages, h = %lld, t = %llu bytes -> %s\n", m.name.c_str(), static_cast<long long>(m.ranks),
+                static_cast<long long>(s.messages), static_cast<long long>(s.h), static_cast<unsigned long long>(s.t), c.output.c_str());
+  }
   return 0;
 }
 
@@ -214,7 +263,7 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_option("KIND", c->kind, kKinds)->required();
   sub->add_option("-o,--output", c->output, "Matrix file to write (default: standard output)");
   auto* ranks = sub->add_option("--ranks,-n", c->ranks, "Number of ranks (stencil: the product of --grid)")->capture_default_str();
-  sub->add_option("--degree,-d", c->degree, "uniform/nonuniform: messages each rank sends and receives")->capture_default_str();
+  auto* degree = sub->add_option("--degree,-d", c->degree, "uniform/nonuniform: messages each rank sends and receives (default: 8, at most ranks - 1)");
   sub->add_option("--bytes", c->bytes, "uniform: message size")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--unit", c->unit, "nonuniform: bytes per unit (msg_unit)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--density", c->density, "random/hot/lognormal: probability of each pair")->capture_default_str();
@@ -241,9 +290,14 @@ void add_gen_command(CLI::App& app, Runner& run) {
   sub->add_option("--top-k", c->top_k, "moe: experts each token goes to")->capture_default_str();
   sub->add_option("--token-bytes", c->token_bytes, "moe: bytes per token")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();
   sub->add_option("--seed", c->seed, "Seed")->capture_default_str();
-  sub->callback([c, ranks, &run] {
+  sub->add_flag("-q,--quiet", c->quiet, "No summary line");
+  sub->callback([c, ranks, degree, sub, &run] {
     c->ranks_given = ranks->count() > 0;
-    run = [c] { return run_gen(*c); };
+    if (degree->count() == 0 && c->ranks >= 1) c->degree = static_cast<int>(std::min<Rank>(8, c->ranks - 1));
+    run = [c, sub] {
+      check_kind_options(c->kind, *sub);
+      return run_gen(*c);
+    };
   });
 }
 

@@ -28,12 +28,14 @@ int run_show(const ShowCommand& c) {
   // Either form of a plan: a directory or the single binary file.
   const Plan plan = is_plan_binary(c.plan) ? read_plan_binary(c.plan) : read_plan_dir(c.plan);
   const Manifest& m = plan.manifest;
+  // Checked before anything is printed: an error leaves standard output empty.
+  if (c.rank && (*c.rank < 0 || *c.rank >= m.ranks))
+    throw UsageError("--rank " + std::to_string(*c.rank) + " is out of range (the plan has " + std::to_string(m.ranks) + " ranks)");
   std::printf("plan %s: %d ranks, %u phases, strategy %s %s\n", c.plan.c_str(), m.ranks, m.phases, m.strategy.c_str(), m.options.dump().c_str());
   std::printf("matrix %s\n", m.matrix_fingerprint.c_str());
   std::printf("cost: estimate %.4g s, lower bound %.4g s (tau %.3g s, bandwidth %.3g B/s), staging max %llu B\n", m.cost.estimate_s,
               m.cost.lower_bound_s, m.cost.tau_s, m.cost.bandwidth_Bps, static_cast<unsigned long long>(m.staging_bytes_max));
   if (c.rank) {
-    if (*c.rank < 0 || *c.rank >= m.ranks) throw UsageError("--rank " + std::to_string(*c.rank) + " is out of range (the plan has " + std::to_string(m.ranks) + " ranks)");
     const RankSchedule& r = plan.ranks[*c.rank];
     std::printf("rank %d: %zu steps, staging %llu B", r.rank, r.steps.size(), static_cast<unsigned long long>(r.staging_bytes));
     if (r.max_outstanding > 0) std::printf(", request window %u", r.max_outstanding);

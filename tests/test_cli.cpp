@@ -406,7 +406,10 @@ TEST_CASE("cli_show_and_stats") {
   r = commfit("show s.plan --rank 5");
   CHECK(r.status == 0);
   CHECK(r.out.find("rank 5:") != std::string::npos);
-  CHECK(commfit("show s.plan --rank 16").status == 2);
+  r = commfit("show s.plan --rank 16");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());   // the header is not printed before the error
+  CHECK(r.err == "commfit: error: --rank 16 is out of range (the plan has 16 ranks)\n");
   r = commfit("stats " + example("stencil2d_16.json"));
   CHECK(r.status == 0);
   CHECK(r.out.find("h = max(f, g) = 4 messages") != std::string::npos);
@@ -431,6 +434,23 @@ TEST_CASE("cli_gen_compare_auto") {
   CHECK(r.out.find("--strategy auto chose") != std::string::npos);
   CHECK(commfit("verify u.json auto.plan").status == 0);
   CHECK(commfit("gen uniform -n 4 -d 4").status == 2);
+  // -d defaults to 8, or ranks - 1 when that is less (it used to fail on its own default).
+  r = commfit("gen uniform -n 8");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("commfit gen uniform -n 8 -d 7 --bytes 1024") != std::string::npos);
+  // A summary line like extract's, unless -q; none when the matrix goes to standard output.
+  r = commfit("gen moe -n 16 -o moe.json");
+  CHECK(r.status == 0);
+  CHECK(r.out == "moe_16: 16 ranks, 240 messages, h = 15, t = 32964608 bytes -> moe.json\n");
+  CHECK(commfit("gen moe -n 16 -q -o moe.json").out.empty());
+  // Options the kind does not read are refused, not ignored.
+  r = commfit("gen uniform -n 16 --grid 4x4 --zipf 3 -o bad.json");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: --grid does not apply to gen uniform (it applies to: stencil)\n");
+  CHECK(!fs::exists(scratch_dir() / "bad.json"));
+  r = commfit("gen moe -n 16 --key-bytes 8 -o bad.json");
+  CHECK(r.err == "commfit: error: --key-bytes does not apply to gen moe (it applies to: bader, sample-sort)\n");
+  CHECK(commfit("gen stencil --grid 4x4 -n 16 -o st.json").status == 0);   // stencil reads -n (checked against --grid)
 }
 
 TEST_CASE("cli_matrix_defaults_and_command_line_overrides") {
