@@ -5,6 +5,7 @@
 #include "ir/matrix_market.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -617,19 +618,80 @@ std::string read_text_file_at(int dir_fd, const std::string& name, const std::st
   return read_text_fd(fd, shown, size);
 }
 
-MatrixFile read_matrix(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  if (path.extension() == ".mtx") {
-    const std::string text = read_text_file(path);
-    if (text.empty()) throw InputError(file, "", "file is empty");
-    return parse_matrix_market(text, file);
+bool has_mtx_extension(const std::string& file) {
+  std::string ext = std::filesystem::path(file).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".mtx";
+}
+
+MatrixFormat detect_matrix_format(std::string_view head, const std::string& file) {
+  const std::size_t first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && head[first] == '{') return MatrixFormat::json;
+  if (!head.empty() && head[0] == '%') return MatrixFormat::matrix_market;
+  return has_mtx_extension(file) ? MatrixFormat::matrix_market : MatrixFormat::json;
+}
+
+std::string read_standard_input(std::size_t limit) {
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(kStandardInput, "", std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) return text;
+    if (text.size() + static_cast<std::size_t>(n) > limit)
+      throw InputError(kStandardInput, "", "more than " + std::to_string(limit) + " bytes, the input limit");
+    text.append(buf, static_cast<std::size_t>(n));
   }
-  // JSON is parsed as it is read (the SAX reader keeps the messages, not the text).
+}
+
+MatrixFile read_matrix(const std::filesystem::path& path) {
+  if (path == "-") {   // standard input: read whole (a pipe cannot be read twice), then by content
+    const std::string text = read_standard_input(kMaxInputBytes);
+    if (text.empty()) throw InputError(kStandardInput, "", "no input");
+    return detect_matrix_format(std::string_view(text).substr(0, 4096), "") == MatrixFormat::matrix_market
+               ? parse_matrix_market(text, kStandardInput)
+               : parse_matrix_json(text, kStandardInput);
+  }
+  const std::string file = path.string();
   std::uint64_t size = 0;
   const FdCloser closer{open_regular_file(file, kMaxInputBytes, size)};
   if (size == 0) throw InputError(file, "", "file is empty");
+  // The format from the first bytes (a JSON object, or Matrix Market's %% banner), else the
+  // extension, whatever its case.
+  char head[4096];
+  ssize_t got;
+  do got = ::pread(closer.fd, head, sizeof head, 0);
+  while (got < 0 && errno == EINTR);
+  if (got < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+  if (detect_matrix_format(std::string_view(head, static_cast<std::size_t>(got)), file) == MatrixFormat::matrix_market) {
+    const int copy = ::dup(closer.fd);   // read_text_fd closes what it is given
+    if (copy < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+    const std::string text = read_text_fd(copy, file, size);
+    return parse_matrix_market(text, file);
+  }
+  // JSON is parsed as it is read (the SAX reader keeps the messages, not the text).
   FileChunks in(fd_source(closer.fd), file, size);
   return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
+}
+
+std::string matrix_market(const CommMatrix& m) {
+  if (!m.memory.empty()) throw UsageError("Matrix Market carries no memory limits: write this matrix as JSON");
+  std::uint64_t entries = 0;
+  m.for_each([&](Rank, Rank, Bytes) { ++entries; });
+  std::string out = "%%MatrixMarket matrix coordinate integer general\n";
+  // Comments: the name and description, one line each; entry (i, j) = bytes rank i-1 sends to j-1.
+  for (const std::string* text : {&m.name, &m.description}) {
+    if (text->empty()) continue;
+    std::string line = *text;
+    for (char& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    out += "% " + line + "\n";
+  }
+  out += "% commfit communication matrix: entry (i, j) = bytes rank i-1 sends to rank j-1\n";
+  out += std::to_string(m.ranks) + " " + std::to_string(m.ranks) + " " + std::to_string(entries) + "\n";
+  m.for_each([&](Rank i, Rank j, Bytes b) { out += std::to_string(i + 1) + " " + std::to_string(j + 1) + " " + std::to_string(b) + "\n"; });
+  return out;
 }
 
 std::string matrix_json(const CommMatrix& m) {

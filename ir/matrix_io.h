@@ -35,7 +35,19 @@ MatrixFile parse_matrix_json(std::string_view text, const std::string& file);
 MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string& file, std::size_t chunk);
 MatrixFile parse_matrix_market(std::string_view text, const std::string& file);
 
-// Reads a file, choosing the format by extension (.mtx = Matrix Market, else JSON).
+enum class MatrixFormat { json, matrix_market };
+
+// The format of a matrix file from its first bytes `head`: a JSON object ('{' after blanks) or
+// Matrix Market (a '%' line first); neither: by the extension of `file` (.mtx in any case:
+// Matrix Market, else JSON, so that either reader names the problem).
+MatrixFormat detect_matrix_format(std::string_view head, const std::string& file);
+bool has_mtx_extension(const std::string& file);
+
+// How standard input is named in messages.
+inline constexpr const char* kStandardInput = "<stdin>";
+
+// Reads a matrix file, its format detected as above; "-" reads standard input (whole, at most
+// kMaxInputBytes).
 MatrixFile read_matrix(const std::filesystem::path& path);
 
 // Reads a whole file with a size limit; throws InputError when unreadable or too large.
@@ -56,5 +68,8 @@ int open_regular_file_at(int dir_fd, const std::string& name, const std::string&
 
 // Writes a matrix as JSON (sparse "messages" triplets); used by generators and tests.
 std::string matrix_json(const CommMatrix& m);
+// Writes a matrix as Matrix Market (coordinate integer general, 1-based, name and description as
+// comments); refuses a matrix with memory limits, which the format cannot carry.
+std::string matrix_market(const CommMatrix& m);
 
 }  // namespace commfit

@@ -49,7 +49,7 @@ int run_compare(const CompareCommand& c) {
 void add_compare_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<CompareCommand>();
   CLI::App* sub = app.add_subcommand("compare", "Plan every candidate strategy and print the table --strategy auto chooses from");
-  sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
+  sub->add_option("MATRIX", c->matrix, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
   sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();

@@ -23,6 +23,7 @@ namespace commfit {
 namespace {
 
 struct ExtractCommand {
+  std::string format;   // json, mtx; "": by the output name
   std::string input;
   std::string output;
   std::string partition;
@@ -79,7 +80,7 @@ int run_extract(const ExtractCommand& c) {
   m.name = path.stem().string() + "_" + std::to_string(parts);
   m.description = "commfit extract " + path.filename().string() + ": " + what + " into " + std::to_string(parts) + " parts (" + how +
                   "), " + std::to_string(c.bytes_per_value) + " bytes per value";
-  write_matrix_output(m, c.output);
+  write_matrix_output(m, c.output, c.format);
   if (!c.quiet && !c.output.empty() && c.output != "-") {
     const HaloCounts hc = halo_counts(pattern, part);
     const TrafficStats s = traffic_stats(m);
@@ -97,7 +98,8 @@ void add_extract_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<ExtractCommand>();
   CLI::App* sub = app.add_subcommand("extract", "Derive the communication matrix of an SpMV (.mtx) or a mesh halo exchange (.msh)");
   sub->add_option("INPUT", c->input, "A Matrix Market sparse matrix (.mtx) or a gmsh mesh (.msh, ASCII 4.1 or 2.2)")->required();
-  sub->add_option("-o,--output", c->output, "Matrix file to write (default: standard output)");
+  sub->add_option("-o,--output", c->output, "Matrix file to write, - or none: standard output (Matrix Market when it ends in .mtx)");
+  sub->add_option("--format", c->format, "Write json or mtx (Matrix Market) whatever the file's name")->check(CLI::IsMember({"json", "mtx"}));
   sub->add_option("--parts,-k", c->parts, "Partition into K parts with METIS (with --partition: the part count, checked)");
   sub->add_option("--partition", c->partition, "Partition vector file: one 0-based part per vertex and line (gpmetis's .part.K)");
   sub->add_option("--bytes-per-value", c->bytes_per_value, "Bytes of one x[v] / vertex value")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();

@@ -35,6 +35,7 @@ constexpr const char* kKinds =
     "uniform, nonuniform, random, dense, hot, lognormal, transport, hot-spots, bader, stencil, sample-sort, moe";
 
 struct GenCommand {
+  std::string format;   // json, mtx; "": by the output name
   std::string kind;
   std::string output;
   Rank ranks = 64;
@@ -200,7 +201,7 @@ std::string kind_options(const GenCommand& c) {
          " --zipf " + num(c.zipf) + " --token-bytes " + n(c.token_bytes);
 }
 
-// The options each kind reads, besides --ranks (not stencil), --seed, -o and -q: any other given
+// The options each kind reads, besides --ranks (not stencil), --seed, -o, --format and -q: any other given
 // is refused, never ignored.
 struct KindOptions {
   const char* kind;
@@ -232,7 +233,7 @@ void check_kind_options(const std::string& kind, const CLI::App& sub) {
   for (const CLI::Option* o : sub.get_options()) {
     if (o->count() == 0 || o->get_lnames().empty()) continue;
     const std::string& name = o->get_lnames().front();
-    if (name == "output" || name == "seed" || name == "quiet" || name == "help" || (name == "ranks" && kind != "stencil")) continue;
+    if (name == "output" || name == "format" || name == "seed" || name == "quiet" || name == "help" || (name == "ranks" && kind != "stencil")) continue;
     if (std::find(own->options.begin(), own->options.end(), name) != own->options.end()) continue;
     std::string readers;
     for (const KindOptions& k : table)
@@ -246,7 +247,7 @@ int run_gen(const GenCommand& c) {
   m.name = c.kind + "_" + std::to_string(m.ranks);
   m.description = "commfit gen " + c.kind + (c.kind == "stencil" ? "" : " -n " + std::to_string(m.ranks)) + kind_options(c) +
                   " --seed " + std::to_string(c.seed) + " (docs/WORKLOADS.md)";
-  write_matrix_output(m, c.output);
+  write_matrix_output(m, c.output, c.format);
   if (!c.quiet && !c.output.empty() && c.output != "-") {
     const TrafficStats s = traffic_stats(m);
     std::printf("%s: %lld ranks, %lld messages, h = %lld, t = %llu bytes -> %s\n", m.name.c_str(), static_cast<long long>(m.ranks),
@@ -261,7 +262,8 @@ void add_gen_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<GenCommand>();
   CLI::App* sub = app.add_subcommand("gen", "Generate a seeded test matrix (the papers' sets and skewed patterns)");
   sub->add_option("KIND", c->kind, kKinds)->required();
-  sub->add_option("-o,--output", c->output, "Matrix file to write (default: standard output)");
+  sub->add_option("-o,--output", c->output, "Matrix file to write, - or none: standard output (Matrix Market when it ends in .mtx)");
+  sub->add_option("--format", c->format, "Write json or mtx (Matrix Market) whatever the file's name")->check(CLI::IsMember({"json", "mtx"}));
   auto* ranks = sub->add_option("--ranks,-n", c->ranks, "Number of ranks (stencil: the product of --grid)")->capture_default_str();
   auto* degree = sub->add_option("--degree,-d", c->degree, "uniform/nonuniform: messages each rank sends and receives (default: 8, at most ranks - 1)");
   sub->add_option("--bytes", c->bytes, "uniform: message size")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str();

@@ -111,6 +111,7 @@ int run_plan(const PlanCommand& c) {
       throw UsageError("--print-after \"" + c.plan.print_after + "\" is not a pass that returns a schedule (choose from: " + names + ")");
     }
   }
+  if (c.matrix == "-" && c.output.empty()) throw UsageError("the matrix comes from standard input: name the plan with -o");
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   check_plan_output(out);   // refuse a path we would not replace before reading or planning
   MatrixFile in = read_matrix(c.matrix);
@@ -160,7 +161,7 @@ int run_plan(const PlanCommand& c) {
 void add_plan_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<PlanCommand>();
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
-  sub->add_option("MATRIX", c->matrix, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
+  sub->add_option("MATRIX", c->matrix, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + strategy_names())->capture_default_str();
   // The options only some strategies read: their values and readers come from the strategy table.

@@ -67,7 +67,7 @@ int run_stats(const std::string& path) {
 void add_stats_command(CLI::App& app, Runner& run) {
   auto path = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("stats", "Print p, messages, r, c, t, f, g, h and the size distribution of a matrix");
-  sub->add_option("MATRIX", *path, "Matrix file: commfit JSON or Matrix Market (.mtx)")->required();
+  sub->add_option("MATRIX", *path, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
   sub->callback([path, &run] { run = [path] { return run_stats(*path); }; });
 }
 

@@ -96,7 +96,7 @@ int run_verify(const VerifyCommand& c) {
 void add_verify_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<VerifyCommand>();
   CLI::App* sub = app.add_subcommand("verify", "Check a plan directory against its matrix with the verifier");
-  sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from")->required();
+  sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from, - for standard input")->required();
   sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
   sub->callback([c, &run] { run = [c] { return run_verify(*c); }; });
 }

@@ -178,6 +178,40 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
   CHECK(top.out.find("Usage: commfit [OPTIONS] [SUBCOMMAND]") != std::string::npos);
 }
 
+// Standard input and output, and formats told apart by content: gen | stats -, gen -o x.mtx
+// writes Matrix Market, an upper-case .MTX reads as one, JSON in a .mtx file reads as JSON, and
+// a plan made from standard input verifies against the same matrix in either format.
+TEST_CASE("cli_standard_input_and_matrix_market_output") {
+  Result r = commfit("gen uniform -n 16 -d 4 -q | " COMMFIT_EXE " stats -");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("messages     64 network") != std::string::npos);
+  REQUIRE(commfit("gen uniform -n 16 -d 4 -q -o u.mtx").status == 0);
+  CHECK(slurp(scratch_dir() / "u.mtx").starts_with("%%MatrixMarket matrix coordinate integer general\n"));
+  fs::copy_file(scratch_dir() / "u.mtx", scratch_dir() / "U.MTX", fs::copy_options::overwrite_existing);
+  REQUIRE(commfit("gen uniform -n 16 -d 4 -q --format json -o j.mtx").status == 0);
+  CHECK(slurp(scratch_dir() / "j.mtx").starts_with("{"));
+  REQUIRE(commfit("gen uniform -n 16 -d 4 -q -o u.json").status == 0);
+  for (const char* f : {"u.mtx", "U.MTX", "j.mtx", "u.json"}) {
+    CAPTURE(f);
+    r = commfit(std::string("stats ") + f);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("messages     64 network") != std::string::npos);
+  }
+  REQUIRE(commfit("gen uniform -n 16 -d 4 -q --format mtx | " COMMFIT_EXE " plan - -o in.plan").status == 0);
+  CHECK(commfit("verify u.json in.plan").status == 0);
+  CHECK(commfit("gen uniform -n 16 -d 4 -q | " COMMFIT_EXE " verify - in.plan").status == 0);
+  // The same plan as from the file.
+  REQUIRE(commfit("plan u.mtx -o file.plan").status == 0);
+  CHECK(slurp(scratch_dir() / "in.plan/manifest.json") == slurp(scratch_dir() / "file.plan/manifest.json"));
+  r = commfit("plan - < /dev/null -o none.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: <stdin>: no input\n");
+  r = commfit("gen uniform -n 16 -d 4 -q | " COMMFIT_EXE " plan -");
+  CHECK(r.err == "commfit: error: the matrix comes from standard input: name the plan with -o\n");
+  r = commfit("gen uniform -n 16 -d 4 --format xml");
+  CHECK(r.status == 2);
+}
+
 // A FIFO nobody writes (as a matrix, a rank file of a plan directory or a binary plan) is
 // refused at once with exit 2; it used to block every reader in open().
 TEST_CASE("cli_fifo_inputs_are_refused") {
