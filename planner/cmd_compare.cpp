@@ -55,7 +55,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
-  sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory)")->transform(quantity_transform(Quantity::bytes, true));
+  sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

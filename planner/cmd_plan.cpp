@@ -34,7 +34,7 @@ struct PlanCommand {
   std::optional<Bytes> memory;
   std::string memory_file;
   std::string topology;
-  std::optional<std::uint64_t> max_memory;   // default: physical memory
+  std::optional<std::uint64_t> max_memory;   // default: planner/limits.h default_memory_limit()
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
   std::shared_ptr<NetworkFlags> network;
@@ -192,7 +192,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
-  sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory)")->transform(quantity_transform(Quantity::bytes, true));
+  sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");
   sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");

@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace commfit {
@@ -42,7 +46,8 @@ std::uint64_t communicating_ranks(const CommMatrix& m) {
 }  // namespace
 
 void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::string& file, std::optional<std::uint64_t> limit) {
-  const std::uint64_t max = limit ? *limit : physical_memory_bytes();
+  const MemoryLimit machine = limit ? MemoryLimit{} : default_memory_limit();
+  const std::uint64_t max = limit ? *limit : machine.bytes;
   const MemoryEstimate e = plan_memory_estimate(m, o);
   // A plan holds a schedule for every rank, idle or not: a few messages among millions of ranks
   // would cost gigabytes for nothing a user wants. Without --max-memory that is refused.
@@ -57,13 +62,94 @@ void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::str
   throw InputError(file, "whole matrix",
                    "planning needs about " + human_bytes(e.bytes) + " (" + std::to_string(m.nnz()) + " messages, " + std::to_string(e.pieces) +
                        " pieces for strategy " + o.strategy + "), more than the limit of " + human_bytes(max) +
-                       (limit ? " (--max-memory)" : " (physical memory; see --max-memory)"));
+                       (limit ? " (--max-memory)" : " (" + machine.source + "; see --max-memory)"));
 }
 
-std::uint64_t physical_memory_bytes() {
+namespace {
+
+// The first line of a small file (a cgroup control file), "" when it cannot be read.
+std::string first_line(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// A byte count as a cgroup writes it; nullopt for "max", nonsense or v1's "no limit" (2^63
+// rounded down to a page).
+std::optional<std::uint64_t> limit_value(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr == text.data() || v >= (std::uint64_t{1} << 62)) return std::nullopt;
+  return v;
+}
+
+// The least limit of `file` in the cgroup `path` under `mount` and in every ancestor up to the
+// mount itself (a limit applies to its whole subtree).
+std::optional<std::uint64_t> cgroup_limit(const std::filesystem::path& mount, std::string path, const char* file,
+                                          std::string& where) {
+  std::optional<std::uint64_t> least;
+  for (;;) {
+    while (!path.empty() && path.back() == '/') path.pop_back();
+    const std::filesystem::path dir = mount / std::filesystem::path(path).relative_path();
+    if (const std::optional<std::uint64_t> v = limit_value(first_line(dir / file)); v && (!least || *v < *least)) {
+      least = v;
+      where = (dir / file).string();
+    }
+    if (path.empty()) return least;
+    path.erase(path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+  }
+}
+
+}  // namespace
+
+MemoryLimit memory_limit_from(const std::string& proc_cgroup, const std::filesystem::path& cgroup_root,
+                              const std::function<const char*(const char*)>& getenv, std::uint64_t physical) {
+  MemoryLimit best;
+  auto offer = [&](std::uint64_t bytes, std::string source) {
+    if (bytes > 0 && bytes < best.bytes) best = {bytes, std::move(source)};
+  };
+  offer(physical, "physical memory");
+  // /proc/self/cgroup: "0::/path" (v2) or "N:controller,controller:/path" (v1).
+  std::istringstream lines(proc_cgroup);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    std::string where;
+    std::optional<std::uint64_t> v;
+    if (line.compare(0, a, "0") == 0 && controllers.empty()) {
+      // v2, mounted at the root or (hybrid systems) at unified/.
+      for (const char* mount : {"", "unified"})
+        if (!v) v = cgroup_limit(cgroup_root / mount, path, "memory.max", where);
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      v = cgroup_limit(cgroup_root / "memory", path, "memory.limit_in_bytes", where);
+    }
+    if (v) offer(*v, "cgroup " + where);
+  }
+  // Slurm: its MiB ("MB" in its documentation).
+  auto number = [&](const char* name) -> std::optional<std::uint64_t> {
+    const char* text = getenv(name);
+    if (!text) return std::nullopt;
+    return limit_value(text);
+  };
+  if (const auto node = number("SLURM_MEM_PER_NODE")) {
+    offer(saturating_mul(*node, std::uint64_t{1} << 20), "SLURM_MEM_PER_NODE");
+  } else if (const auto cpu = number("SLURM_MEM_PER_CPU")) {
+    const auto cpus = number("SLURM_CPUS_ON_NODE");
+    offer(saturating_mul(saturating_mul(*cpu, std::uint64_t{1} << 20), cpus ? *cpus : 1), "SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE");
+  }
+  return best;
+}
+
+MemoryLimit default_memory_limit() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return std::uint64_t{1} << 63;
-  return saturating_mul(static_cast<std::uint64_t>(pages), static_cast<std::uint64_t>(page));
+  const std::uint64_t physical =
+      pages <= 0 || page <= 0 ? std::uint64_t{1} << 63 : saturating_mul(static_cast<std::uint64_t>(pages), static_cast<std::uint64_t>(page));
+  std::ifstream in("/proc/self/cgroup");
+  std::stringstream text;
+  text << in.rdbuf();
+  return memory_limit_from(text.str(), "/sys/fs/cgroup", [](const char* name) { return std::getenv(name); }, physical);
 }
 
 std::string human_bytes(std::uint64_t bytes) {

@@ -7,6 +7,8 @@
 #include "planner/pipeline.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -36,8 +38,20 @@ MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o);
 // is out of proportion to the messages (above). The check `plan` and `compare` run first.
 void check_plan_memory(const CommMatrix& m, const PlanOptions& o, const std::string& file, std::optional<std::uint64_t> limit);
 
-// The default of --max-memory: the machine's physical memory (sysconf), or 2^63 when unknown.
-std::uint64_t physical_memory_bytes();
+// The default of --max-memory: the least of the machine's physical memory (sysconf), the memory
+// limit of the process's cgroup and its ancestors (v2 memory.max, v1 memory.limit_in_bytes) and
+// Slurm's allocation (SLURM_MEM_PER_NODE, or SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE, in MiB);
+// 2^63 when none is known. `source` names where the limit came from, for messages.
+struct MemoryLimit {
+  std::uint64_t bytes = std::uint64_t{1} << 63;
+  std::string source = "unknown";
+};
+MemoryLimit default_memory_limit();
+
+// The same from given sources, for tests: the text of /proc/self/cgroup, the directory cgroup
+// file systems are mounted under (/sys/fs/cgroup), the environment and the physical memory.
+MemoryLimit memory_limit_from(const std::string& proc_cgroup, const std::filesystem::path& cgroup_root,
+                              const std::function<const char*(const char*)>& getenv, std::uint64_t physical);
 
 // "1.5 GiB", "12.0 MiB", "900 B": for messages.
 std::string human_bytes(std::uint64_t bytes);

@@ -4,6 +4,7 @@
 // claims are the rules its schedules keep (--verify-each on every strategy and swept value).
 #include "ir/error.h"
 #include "planner/candidates.h"
+#include "planner/limits.h"
 #include "planner/near_miss.h"
 #include "planner/units.h"
 #include "planner/pass_table.h"
@@ -17,6 +18,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace commfit;
 
@@ -216,4 +219,47 @@ TEST_CASE("units_read_sizes_times_and_rates") {
   }
   for (const char* bad : {"2 fortnights", "2u", "2S2"}) CHECK_FALSE(secs(bad));
   for (const char* bad : {"10Gb", "10G", "10GB", "10gbpss"}) CHECK_FALSE(rate(bad));
+}
+
+// planner/limits.h: the default --max-memory is the least of physical memory, the cgroup's limit
+// (v1 or v2, the tightest ancestor) and Slurm's allocation.
+TEST_CASE("memory_limit_reads_cgroups_and_slurm") {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("commfit-cgroup-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  auto put = [&](const std::filesystem::path& file, const std::string& text) {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text << "\n";
+  };
+  const auto no_env = [](const char*) -> const char* { return nullptr; };
+  const std::uint64_t phys = std::uint64_t{64} << 30;
+  // Nothing mounted: physical memory.
+  MemoryLimit l = memory_limit_from("0::/job\n", root, no_env, phys);
+  CHECK(l.bytes == phys);
+  CHECK(l.source == "physical memory");
+  // v2: the job's memory.max, and a tighter parent's.
+  put(root / "job/memory.max", "8589934592");
+  put(root / "memory.max", "max");
+  l = memory_limit_from("0::/job\n", root, no_env, phys);
+  CHECK(l.bytes == std::uint64_t{8} << 30);
+  CHECK(l.source == "cgroup " + (root / "job/memory.max").string());
+  put(root / "slurm/memory.max", "4294967296");
+  put(root / "slurm/step/memory.max", "max");
+  CHECK(memory_limit_from("0::/slurm/step\n", root, no_env, phys).bytes == std::uint64_t{4} << 30);
+  // v1: the memory controller's limit_in_bytes; "no limit" is 2^63 rounded to a page.
+  put(root / "memory/docker/abc/memory.limit_in_bytes", "2147483648");
+  put(root / "memory/memory.limit_in_bytes", "9223372036854771712");
+  l = memory_limit_from("12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n", root, no_env, phys);
+  CHECK(l.bytes == std::uint64_t{2} << 30);
+  // Slurm: MiB per node, or per CPU times the CPUs.
+  auto env = [](const char* name) -> const char* {
+    const std::string n = name;
+    return n == "SLURM_MEM_PER_CPU" ? "1000" : n == "SLURM_CPUS_ON_NODE" ? "3" : nullptr;
+  };
+  l = memory_limit_from("", root, env, phys);
+  CHECK(l.bytes == std::uint64_t{3000} << 20);
+  CHECK(l.source == "SLURM_MEM_PER_CPU x SLURM_CPUS_ON_NODE");
+  // Garbage is ignored, never a limit of 0.
+  put(root / "bad/memory.max", "lots");
+  CHECK(memory_limit_from("0::/bad\n", root, no_env, phys).bytes == phys);
+  std::filesystem::remove_all(root);
 }
