@@ -121,6 +121,7 @@ def main():
     ap.add_argument("--set", choices=["smoke", "quick", "full"], default="quick")
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--platforms", nargs="*")
+    ap.add_argument("--patterns", nargs="*", help="only these patterns of the set (uniform4, stencil27, moe, ...)")
     ap.add_argument("--networks", default="flow,ib", help="network models to run, comma-separated (flow, ib)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -150,6 +151,8 @@ def main():
             p = int(plat.rsplit("-", 1)[1])
             xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
             for kind, size in pats:
+                if a.patterns and kind not in a.patterns:
+                    continue
                 tag = "%s-%s-%s-%d" % (net, plat, kind, size)
                 mat = os.path.join(work, "%s-%d-%d.json" % (kind, p, size))
                 if not os.path.exists(mat):
