@@ -9,6 +9,8 @@
 #include "planner/network_options.h"
 #include "planner/units.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -24,6 +26,7 @@ struct CompareCommand {
   std::shared_ptr<NetworkFlags> network;
   PlanOptions plan;
   std::optional<std::uint64_t> max_memory;
+  bool json = false;
 };
 
 int run_compare(const CompareCommand& c) {
@@ -35,9 +38,28 @@ int run_compare(const CompareCommand& c) {
   every.strategy = "auto";
   check_plan_memory(in.matrix, every, c.matrix, c.max_memory);
   const TrafficStats s = traffic_stats(in.matrix);
+  const double lb = network_lower_bound_s(in.matrix, o.cost, o.topology, false);
+  if (c.json) {
+    // schemas/compare.schema.json: deterministic (no planning times), for scripts.
+    const Comparison cmp = compare_candidates(in.matrix, o, false);
+    nlohmann::ordered_json j;
+    j["format"] = "commfit-compare";
+    j["version"] = 1;
+    j["matrix"] = {{"file", c.matrix}, {"fingerprint", matrix_fingerprint(in.matrix)}, {"ranks", in.matrix.ranks},
+                   {"messages", s.messages}, {"h", s.h}, {"t", s.t}};
+    j["network"] = to_string(o.cost.network.model);
+    j["tau_s"] = o.cost.tau_s;
+    j["bandwidth_Bps"] = o.cost.bandwidth_Bps;
+    if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) j["topology"] = o.topology.spec();
+    j["lower_bound_s"] = lb;
+    j["candidates"] = comparison_json(cmp);
+    if (cmp.chosen) j["chosen"] = cmp.rows[*cmp.chosen].name;
+    std::puts(j.dump(1).c_str());
+    return 0;
+  }
   std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (network %s, tau %.3g s, bandwidth %.3g B/s)\n",
               c.matrix.c_str(), in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h),
-              static_cast<unsigned long long>(s.t), network_lower_bound_s(in.matrix, o.cost, o.topology, false),
+              static_cast<unsigned long long>(s.t), lb,
               to_string(o.cost.network.model), o.cost.tau_s, o.cost.bandwidth_Bps);
   const Comparison cmp = compare_candidates(in.matrix, o, false);
   std::fputs(format_comparison(cmp).c_str(), stdout);
@@ -56,6 +78,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
   sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
+  sub->add_flag("--json", c->json, "Print the comparison as JSON (schemas/compare.schema.json), without planning times");
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

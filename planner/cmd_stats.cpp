@@ -2,6 +2,8 @@
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -28,10 +30,47 @@ Summary summarize(std::vector<T> v) {
   return s;
 }
 
-int run_stats(const std::string& path) {
+nlohmann::ordered_json summary_json(const Summary& x) { return {{"min", x.min}, {"median", x.median}, {"mean", x.mean}, {"max", x.max}}; }
+
+int run_stats(const std::string& path, bool as_json) {
   const MatrixFile in = read_matrix(path);
   const CommMatrix& m = in.matrix;
   const TrafficStats s = traffic_stats(m);
+  std::vector<Bytes> sizes;
+  sizes.reserve(static_cast<std::size_t>(s.messages));
+  m.for_each([&](Rank i, Rank j, Bytes b) { if (i != j) sizes.push_back(b); });
+  const Summary z = summarize(sizes);
+  std::vector<std::int64_t> bins(65, 0);
+  for (Bytes b : sizes) ++bins[static_cast<std::size_t>(64 - __builtin_clzll(b))];
+  if (as_json) {
+    // schemas/stats.schema.json.
+    nlohmann::ordered_json j;
+    j["format"] = "commfit-stats";
+    j["version"] = 1;
+    j["matrix"] = {{"file", path}, {"name", m.name}, {"description", m.description}, {"fingerprint", matrix_fingerprint(m)}};
+    j["ranks"] = m.ranks;
+    j["messages"] = s.messages;
+    j["local_copies"] = s.local_copies;
+    j["bytes"] = s.total_bytes;
+    j["local_bytes"] = s.local_bytes;
+    j["per_rank"] = {{"sent_bytes", summary_json(summarize(s.r))},
+                     {"received_bytes", summary_json(summarize(s.c))},
+                     {"fan_out", summary_json(summarize(s.f))},
+                     {"fan_in", summary_json(summarize(s.g))}};
+    j["t"] = s.t;
+    j["h"] = s.h;
+    nlohmann::ordered_json hist = nlohmann::ordered_json::array();
+    for (std::size_t k = 1; k < bins.size(); ++k)
+      if (bins[k]) hist.push_back({{"log2_from", k - 1}, {"count", bins[k]}});
+    j["message_sizes"] = summary_json(z);
+    j["message_sizes"]["log2_bins"] = hist;
+    if (!m.memory.empty()) {
+      const Summary mem = summarize(m.memory);
+      j["memory"] = {{"min", mem.min}, {"median", mem.median}, {"max", mem.max}};
+    }
+    std::puts(j.dump(1).c_str());
+    return 0;
+  }
   std::printf("matrix       %s%s%s\n", m.name.c_str(), m.description.empty() ? "" : ": ", m.description.c_str());
   std::printf("ranks p      %d\n", m.ranks);
   std::printf("messages     %lld network, %lld local copies\n", static_cast<long long>(s.messages), static_cast<long long>(s.local_copies));
@@ -46,13 +85,7 @@ int run_stats(const std::string& path) {
   std::printf("t = max(r, c) = %llu bytes\n", static_cast<unsigned long long>(s.t));
   std::printf("h = max(f, g) = %lld messages\n", static_cast<long long>(s.h));
   // Sizes of network messages in power-of-two bins.
-  std::vector<Bytes> sizes;
-  sizes.reserve(static_cast<std::size_t>(s.messages));
-  m.for_each([&](Rank i, Rank j, Bytes b) { if (i != j) sizes.push_back(b); });
-  const Summary z = summarize(sizes);
   std::printf("message size min %.0f, median %.1f, mean %.1f, max %.0f bytes\n", z.min, z.median, z.mean, z.max);
-  std::vector<std::int64_t> bins(65, 0);
-  for (Bytes b : sizes) ++bins[static_cast<std::size_t>(64 - __builtin_clzll(b))];
   for (std::size_t k = 1; k < bins.size(); ++k)
     if (bins[k]) std::printf("  [2^%-2zu, 2^%-2zu) %10lld\n", k - 1, k, static_cast<long long>(bins[k]));
   if (!m.memory.empty()) {
@@ -68,7 +101,9 @@ void add_stats_command(CLI::App& app, Runner& run) {
   auto path = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("stats", "Print p, messages, r, c, t, f, g, h and the size distribution of a matrix");
   sub->add_option("MATRIX", *path, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
-  sub->callback([path, &run] { run = [path] { return run_stats(*path); }; });
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Print the statistics as JSON (schemas/stats.schema.json)");
+  sub->callback([path, json, &run] { run = [path, json] { return run_stats(*path, *json); }; });
 }
 
 }  // namespace commfit

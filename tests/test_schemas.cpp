@@ -94,6 +94,8 @@ class Schema {
 const Schema& matrix_schema() { static const Schema s("matrix.schema.json"); return s; }
 const Schema& manifest_schema() { static const Schema s("plan-manifest.schema.json"); return s; }
 const Schema& rank_schema() { static const Schema s("rank-schedule.schema.json"); return s; }
+const Schema& stats_schema() { static const Schema s("stats.schema.json"); return s; }
+const Schema& compare_schema() { static const Schema s("compare.schema.json"); return s; }
 
 // nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
 // anything else escaping a loader is a bug and fails the test.
@@ -203,7 +205,8 @@ void check_strict(const json& node, const std::string& where, int& objects) {
 }  // namespace
 
 TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
-  for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json"}) {
+  for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json", "stats.schema.json",
+                           "compare.schema.json"}) {
     INFO(name);
     const json doc = json::parse(slurp(kRoot / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
@@ -416,5 +419,51 @@ TEST_CASE("plans commfit writes for the examples pass the plan schemas") {
     }
     CHECK(rank_files == m.ranks);
   }
+  fs::remove_all(tmp);
+}
+
+// `stats --json` and `compare --json` (issue 20) on every example, with and without a topology
+// and memory limits, pass their schemas and say what the text output says.
+TEST_CASE("stats and compare --json pass their schemas") {
+  const fs::path tmp = fs::temp_directory_path() / ("commfit-json-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  auto run = [&](const std::string& args) {
+    const std::string cmd = std::string("\"") + COMMFIT_EXE + "\" " + args + " >\"" + (tmp / "out").string() + "\" 2>\"" + (tmp / "err").string() + "\"";
+    const int rc = std::system(cmd.c_str());
+    CHECK_MESSAGE(rc == 0, args << ": " << slurp(tmp / "err"));
+    return slurp(tmp / "out");
+  };
+  int checked = 0;
+  for (const fs::path& p : files_in(kRoot / "examples", ".json")) {
+    INFO(p);
+    const std::string stats = run("stats --json \"" + p.string() + "\"");
+    const auto why = stats_schema().check(stats);
+    CHECK_MESSAGE(!why, "stats --json fails the schema: " << why.value_or(""));
+    const json j = json::parse(stats);
+    const commfit::CommMatrix m = commfit::read_matrix(p).matrix;
+    CHECK(j.at("ranks") == m.ranks);
+    CHECK(j.at("h") == commfit::traffic_stats(m).h);
+    CHECK(j.at("matrix").at("fingerprint") == commfit::matrix_fingerprint(m));
+    if (m.ranks > 64) continue;   // compare plans every candidate: the small examples suffice
+    for (const std::string extra : {"", " --network ib", " --topology full+node2"}) {
+      const std::string cmp = run("compare --json \"" + p.string() + "\"" + extra);
+      const auto bad = compare_schema().check(cmp);
+      CHECK_MESSAGE(!bad, "compare --json" << extra << " fails the schema: " << bad.value_or(""));
+      const json c = json::parse(cmp);
+      CHECK(c.at("candidates").size() >= 1);
+      if (c.contains("chosen")) {
+        // The chosen candidate is the cheapest planned one, as auto chooses.
+        const std::string chosen = c.at("chosen");
+        double best = 1e300;
+        for (const json& r : c.at("candidates"))
+          if (r.contains("estimate_s") && !r.contains("simulated")) best = std::min(best, r.at("estimate_s").get<double>());
+        for (const json& r : c.at("candidates"))
+          if (r.at("name") == chosen && !r.contains("simulated")) CHECK(r.at("estimate_s").get<double>() <= best * (1 + 1e-9));
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= 6);
   fs::remove_all(tmp);
 }
