@@ -10,6 +10,8 @@
 #include "passes/verify.h"
 #include "planner/commands.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 
@@ -18,6 +20,7 @@ namespace {
 
 struct VerifyCommand {
   std::string matrix, plan;
+  bool json = false;
 };
 
 // The rules a plan claims: its manifest names the contention rule, and memory-constrained plans
@@ -79,12 +82,30 @@ int run_verify(const VerifyCommand& c) {
   } catch (const InputError& e) {
     problems.push_back("plan hash: " + e.problem());
   }
+  const TrafficStats s = traffic_stats(in.matrix);
+  if (c.json) {
+    // schemas/verify.schema.json; the exit status is the same as without --json.
+    nlohmann::ordered_json j;
+    j["format"] = "commfit-verify";
+    j["version"] = 1;
+    j["plan"] = c.plan;
+    j["matrix"] = c.matrix;
+    j["verified"] = problems.empty();
+    j["ranks"] = plan.manifest.ranks;
+    j["phases"] = plan.manifest.phases;
+    j["h"] = s.h;
+    j["contention"] = to_string(rules.contention);
+    if (rules.contention == Contention::bounded) j["concurrency"] = rules.per_port;
+    j["memory_rule"] = rules.memory ? "checked" : "not applicable";
+    j["problems"] = problems;
+    std::puts(j.dump(1).c_str());
+    return problems.empty() ? 0 : 1;
+  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::fprintf(stderr, "commfit: error: %s: %s\n", c.plan.c_str(), p.c_str());
     std::fprintf(stderr, "commfit: %s does not verify against %s\n", c.plan.c_str(), c.matrix.c_str());
     return 1;
   }
-  const TrafficStats s = traffic_stats(in.matrix);
   std::printf("commfit: %s verifies against %s: %d ranks, %u phases (h = %lld), contention rule %s, memory rule %s\n",
               c.plan.c_str(), c.matrix.c_str(), plan.manifest.ranks, plan.manifest.phases, static_cast<long long>(s.h),
               to_string(rules.contention), rules.memory ? "checked" : "not applicable");
@@ -98,6 +119,7 @@ void add_verify_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand("verify", "Check a plan directory against its matrix with the verifier");
   sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from, - for standard input")->required();
   sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
+  sub->add_flag("--json", c->json, "Print the verdict as JSON (schemas/verify.schema.json); the exit status is the same");
   sub->callback([c, &run] { run = [c] { return run_verify(*c); }; });
 }
 
