@@ -11,6 +11,7 @@
 #include "planner/strategy_table.h"
 #include "planner/units.h"
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@ struct PlanCommand {
   std::string output;
   PlanOptions plan;
   bool quiet = false;
+  bool json = false;   // the summary as JSON on standard output
   bool time_passes = false;
   std::optional<Bytes> memory;
   std::string memory_file;
@@ -139,7 +141,18 @@ int run_plan(const PlanCommand& c) {
   progress.reset();   // erase the progress line before the summary
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
-  if (!c.quiet) {
+  if (c.json) {
+    // schemas/plan-summary.schema.json: what was written and its manifest (plan-manifest.schema.json).
+    nlohmann::ordered_json j;
+    j["format"] = "commfit-plan-summary";
+    j["version"] = 1;
+    j["output"] = out;
+    j["form"] = std::filesystem::path(out).extension() == ".cfp" ? "binary" : "directory";
+    j["messages"] = in.matrix.nnz();
+    j["h"] = report.h;
+    j["manifest"] = nlohmann::ordered_json::parse(manifest_json(plan.manifest));
+    std::puts(j.dump(1).c_str());
+  } else if (!c.quiet) {
     if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", plan.manifest.options["chosen"].get<std::string>().c_str(), report.comparison.c_str());
     const CostSummary& cost = plan.manifest.cost;
     std::string what;
@@ -197,6 +210,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");
   sub->add_flag("-q,--quiet", c->quiet, "Print nothing on success");
+  sub->add_flag("--json", c->json, "Print the summary as JSON (schemas/plan-summary.schema.json): what was written and its manifest");
   sub->callback([c, &run] { run = [c] { return run_plan(*c); }; });
 }
 

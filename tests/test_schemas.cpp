@@ -98,6 +98,7 @@ const Schema& rank_schema() { static const Schema s("rank-schedule.schema.json")
 const Schema& stats_schema() { static const Schema s("stats.schema.json"); return s; }
 const Schema& compare_schema() { static const Schema s("compare.schema.json"); return s; }
 const Schema& verify_schema() { static const Schema s("verify.schema.json"); return s; }
+const Schema& plan_summary_schema() { static const Schema s("plan-summary.schema.json"); return s; }
 
 // nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
 // anything else escaping a loader is a bug and fails the test.
@@ -209,7 +210,7 @@ void check_strict(const json& node, const std::string& where, int& objects) {
 
 TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
   for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json", "stats.schema.json",
-                           "compare.schema.json", "verify.schema.json"}) {
+                           "compare.schema.json", "verify.schema.json", "plan-summary.schema.json"}) {
     INFO(name);
     const json doc = json::parse(slurp(kRoot / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
@@ -473,7 +474,7 @@ TEST_CASE("stats and compare --json pass their schemas") {
 
 // `verify --json`: a good plan and a broken one, each through the schema, with the exit status of
 // the text form.
-TEST_CASE("verify --json passes its schema for good and broken plans") {
+TEST_CASE("plan --json and verify --json pass their schemas, for good and broken plans") {
   const fs::path tmp = fs::temp_directory_path() / ("commfit-vjson-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -483,9 +484,17 @@ TEST_CASE("verify --json passes its schema for good and broken plans") {
     const int raw = std::system(cmd.c_str());
     return std::pair{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(tmp / "out")};
   };
-  for (const char* strategy : {"direct", "bounded --concurrency 2", "memory --memory 1MiB"}) {
+  for (const char* strategy : {"direct", "bounded --concurrency 2", "memory --memory 1MiB", "auto"}) {
     INFO(strategy);
-    REQUIRE(run(std::string("plan -q ") + m + " --strategy " + strategy + " -o " + plan).first == 0);
+    // plan --json: the summary's schema, and its manifest the manifest schema's, equal to the file.
+    const auto [planned, summary] = run(std::string("plan --json ") + m + " --strategy " + strategy + " -o " + plan);
+    REQUIRE(planned == 0);
+    const auto bad = plan_summary_schema().check(summary);
+    CHECK_MESSAGE(!bad, "plan --json fails the schema: " << bad.value_or(""));
+    const json sj = json::parse(summary);
+    CHECK(!manifest_schema().check(sj.at("manifest").dump()));
+    CHECK(sj.at("manifest") == json::parse(slurp(tmp / "s.plan/manifest.json")));
+    CHECK(sj.at("form") == "directory");
     const auto [rc, out] = run("verify --json " + m + " " + plan);
     CHECK(rc == 0);
     const auto why = verify_schema().check(out);
