@@ -123,6 +123,8 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
       prev = &s;
     }
   }
+  d.phase_max_sent.assign(P, 0);
+  for (const ReportSend& s : d.sends) d.phase_max_sent[s.phase] = std::max(d.phase_max_sent[s.phase], s.bytes);
   // Each (rank, phase)'s largest message; both lists are in (rank, phase) order.
   for (std::size_t si = 0, k = 0; k < d.messages.size(); ++k) {
     const ReportMessage& msg = d.messages[k];

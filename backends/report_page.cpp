@@ -278,9 +278,9 @@ std::string gantt(const ReportData& d) {
   out += fmt("<text class=\"axis\" transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"end\">rank &#8594;</text>", top);
   out += legend(scale, left + plot_w - 240, top + plot_h + 36, 240, "largest message", [](double v) { return human_bytes(v); });
   out += "</svg>";
-  std::string caption = fmt("%lld phases%s; column width: the cost model's time of the %s (tau + largest message or busiest link / "
+  std::string caption = fmt("%lld phase%s%s; column width: the cost model's time of the %s (tau + largest message or busiest link / "
                             "bandwidth), or its busiest rank's time when longer; at least %.0f px. ",
-                            static_cast<long long>(d.phases),
+                            static_cast<long long>(d.phases), d.phases == 1 ? "" : "s",
                             cols.per == 1 ? "" : fmt(", in groups of %lld consecutive phases", static_cast<long long>(cols.per)).c_str(),
                             cols.per == 1 ? "phase" : "group", min_w);
   caption += rb == 1 ? std::string("One row per rank. ") : fmt("Rows are blocks of %lld consecutive ranks. ", static_cast<long long>(rb));
@@ -303,7 +303,10 @@ std::string utilisation(const ReportData& d) {
     double moved = 0, cap = 0, senders = 0, link = 0, largest = 0;
     for (std::int64_t k = c * cols.per; k < std::min<std::int64_t>(d.phases, (c + 1) * cols.per); ++k) {
       moved += static_cast<double>(d.phase_bytes[k]);
-      cap += static_cast<double>(d.phase_senders[k]) * static_cast<double>(d.phase_max_message[k]);
+      // A sender moves at most its port's share in the phase's time, which is at least the time of
+      // the most one sender sends: fill <= 100 % whatever the plan kind (an async plan is one
+      // phase of many messages per sender).
+      cap += static_cast<double>(d.phase_senders[k]) * static_cast<double>(d.phase_max_sent[k]);
       senders = std::max(senders, static_cast<double>(d.phase_senders[k]));
       link = std::max(link, static_cast<double>(d.phase_max_link[k]));
       largest = std::max(largest, static_cast<double>(d.phase_max_message[k]));
@@ -329,15 +332,67 @@ std::string utilisation(const ReportData& d) {
   out += body;
   out += "<polyline class=\"active\" points=\"" + line + "\"/>";
   out += fmt("<g class=\"key\"><rect class=\"u\" x=\"%d\" y=\"%.1f\" width=\"12\" height=\"10\"/><text x=\"%d\" y=\"%.1f\">fill: bytes moved / (senders "
-             "&#215; largest message)</text><line class=\"active\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\">senders / p</text></g>",
+             "&#215; most one sender sends)</text><line class=\"active\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\">senders / p</text></g>",
              left, top + H + 16, left + 18, top + H + 25, left + 360, left + 380, top + H + 21, top + H + 21, left + 386, top + H + 25);
   out += "</svg>";
-  return out + fmt("<p class=\"note\">Over the whole plan the phases move %.1f%% of what their senders could in the time of each phase's "
-                   "largest message (100%%: every sender's message is as large as the phase's largest).</p>",
+  return out + fmt("<p class=\"note\">Over the whole plan the phases move %.1f%% of what their senders could in the time the busiest "
+                   "sender of each phase needs (100%%: every sender sends as much as the phase's busiest).</p>",
                    capacity > 0 ? 100 * weighted / capacity : 100.0);
 }
 
 // ---- link loads --------------------------------------------------------------------------------
+// The links a machine has: a mesh has no wrap-around links and a torus axis of 2 uses one
+// direction each way, though their ids are reserved (Topology::link_count counts ids). Counted
+// as the distinct links of the routes between neighbouring nodes.
+std::int64_t existing_links(const Topology& t) {
+  if (t.kind() != Topology::Kind::mesh && t.kind() != Topology::Kind::torus) return t.link_count();
+  const auto& dims = t.dims();
+  std::vector<bool> seen(static_cast<std::size_t>(t.link_count()), false);
+  std::vector<std::int64_t> route;
+  std::int64_t count = 0, stride = 1;
+  for (std::size_t k = 0; k < dims.size(); stride *= dims[k], ++k)
+    for (std::int64_t n = 0; n < t.nodes(); ++n)
+      for (int dir : {+1, -1}) {
+        const std::int64_t at = (n / stride) % dims[k], to = at + dir;
+        if ((to < 0 || to >= dims[k]) && t.kind() == Topology::Kind::mesh) continue;
+        const std::int64_t m = n + (((to + dims[k]) % dims[k]) - at) * stride;
+        if (m == n) continue;
+        t.route(static_cast<Rank>(n * t.ranks_per_node()), static_cast<Rank>(m * t.ranks_per_node()), route);
+        for (std::int64_t l : route)
+          if (!seen[static_cast<std::size_t>(l)]) seen[static_cast<std::size_t>(l)] = true, ++count;
+      }
+  return count;
+}
+
+// Every link of the machine by its load: how many are idle and how many carry bytes in each
+// power-of-two range, so that no link is left out (the list below it names only the busiest).
+std::string link_histogram(const ReportData& d, std::int64_t existing) {
+  std::vector<std::int64_t> bins(65, 0);
+  std::int64_t used = 0;
+  for (Bytes b : d.link_loads)
+    if (b > 0) ++used, ++bins[static_cast<std::size_t>(64 - __builtin_clzll(b))];
+  const std::int64_t idle = std::max<std::int64_t>(0, existing - used);
+  std::size_t lo = 64, hi = 0;
+  for (std::size_t k = 1; k < bins.size(); ++k)
+    if (bins[k]) lo = std::min(lo, k), hi = std::max(hi, k);
+  std::vector<std::pair<std::string, std::int64_t>> rows{{"idle", idle}};
+  for (std::size_t k = lo; k <= hi && hi > 0; ++k)
+    rows.emplace_back(human_bytes(std::ldexp(1.0, static_cast<int>(k) - 1)) + " .. " + human_bytes(std::ldexp(1.0, static_cast<int>(k))), bins[k]);
+  std::int64_t most = 1;
+  for (const auto& r : rows) most = std::max(most, r.second);
+  const int left = 200, bh = 14, height = static_cast<int>(rows.size()) * bh + 10;
+  std::string out = fmt("<svg id=\"linkhist\" data-links=\"%lld\" width=\"760\" height=\"%d\" viewBox=\"0 0 760 %d\">",
+                        static_cast<long long>(idle + used), height, height);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const double w = 480.0 * static_cast<double>(rows[k].second) / static_cast<double>(most), y = 4 + static_cast<double>(k) * bh;
+    out += fmt("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.8em\">%s</text><rect class=\"u\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" "
+               "height=\"%d\" data-t=\"%s: %lld link%s\"/><text x=\"%.1f\" y=\"%.1f\" dy=\"0.8em\">%lld</text>",
+               left - 6, y, rows[k].first.c_str(), left, y + 1, std::max(rows[k].second ? 1.0 : 0.0, w), bh - 3, rows[k].first.c_str(),
+               static_cast<long long>(rows[k].second), rows[k].second == 1 ? "" : "s", left + w + 6, y, static_cast<long long>(rows[k].second));
+  }
+  return out + "</svg><p class=\"note\">Every link of the machine by the bytes it carries over the whole exchange (power-of-two ranges).</p>";
+}
+
 std::string links(const ReportData& d) {
   const Topology& t = *d.topology;
   std::int64_t used = 0;
@@ -347,11 +402,13 @@ std::string links(const ReportData& d) {
   for (Bytes b : d.link_loads)
     if (b > 0) ++used, busiest = std::max(busiest, b), sum += static_cast<double>(b), scale.add(static_cast<double>(b));
   const double mu = 1.0 / d.manifest->cost.bandwidth_Bps;
+  const std::int64_t existing = existing_links(t);
   std::string out = fmt("<p>Topology <code>%s</code>: %lld links, %lld carry traffic; busiest link %s (%s at the link bandwidth), mean over "
                         "used links %s. Busiest link of each phase: hover the utilisation bars.</p>",
-                        esc(t.spec()).c_str(), static_cast<long long>(t.link_count()), static_cast<long long>(used),
+                        esc(t.spec()).c_str(), static_cast<long long>(existing), static_cast<long long>(used),
                         human_bytes(static_cast<double>(busiest)).c_str(), human_seconds(static_cast<double>(busiest) * mu).c_str(),
                         human_bytes(used ? sum / used : 0).c_str());
+  out += link_histogram(d, existing);
   const auto& dims = t.dims();
   const bool grid = (t.kind() == Topology::Kind::mesh || t.kind() == Topology::Kind::torus) && dims.size() <= 2 && t.nodes() <= 256;
   if (grid) {

@@ -49,6 +49,7 @@ struct ReportData {
   std::vector<ReportSend> sends;          // in (rank, phase) order
   std::vector<ReportMessage> messages;    // in (from, phase, to) order
   std::vector<Bytes> phase_bytes, phase_max_message, phase_max_link;
+  std::vector<Bytes> phase_max_sent;   // the most bytes one rank sends in the phase (all its messages)
   std::vector<std::int64_t> phase_senders, phase_pieces;
   std::vector<double> phase_seconds;      // the cost model's time of each phase
   std::vector<Bytes> link_loads;          // bytes per link over the exchange (with a topology)

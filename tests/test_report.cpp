@@ -97,6 +97,28 @@ TEST_CASE("report_blocks_for_large_p") {
   CHECK(html.find("Rows are blocks of 4 consecutive ranks") != std::string::npos);
 }
 
+// Issue 20's report findings: an async plan's fill cannot pass 100 % (it was 2579.8 %), a mesh
+// counts the links it has (48 on mesh:4x4, not the 64 ids), "1 phase", and every link of the
+// machine appears in the load histogram, idle ones included.
+TEST_CASE("report_fill_link_counts_and_histogram") {
+  REQUIRE(cli("plan " + example("random_sparse_32.json") + " --strategy async -o async.plan -q").status == 0);
+  REQUIRE(cli("report async.plan -o async.html -q").status == 0);
+  std::string html = slurp(work() / "async.html");
+  std::smatch m;
+  REQUIRE(std::regex_search(html, m, std::regex("the phases move ([0-9.]+)% of what their senders could")));
+  CHECK(std::stod(m[1]) <= 100.0);
+  CHECK(std::stod(m[1]) > 0.0);
+  CHECK(html.find("1 phase;") != std::string::npos);
+  for (const auto& [topology, links] : {std::pair{"mesh:4x4", 48}, std::pair{"torus:4x4", 64}, std::pair{"mesh:4x2x2", 56}}) {
+    CAPTURE(topology);
+    REQUIRE(cli("plan " + example("stencil2d_16.json") + " --topology " + topology + " -o mesh.plan -q").status == 0);
+    REQUIRE(cli("report mesh.plan -o mesh.html -q").status == 0);
+    html = slurp(work() / "mesh.html");
+    CHECK(html.find("<code>" + std::string(topology) + "</code>: " + std::to_string(links) + " links") != std::string::npos);
+    CHECK(html.find("<svg id=\"linkhist\" data-links=\"" + std::to_string(links) + "\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("report_bad_plans") {
   REQUIRE(cli("plan " + example("stencil2d_16.json") + " -o s.plan -q").status == 0);
   // A copy of s.plan with one file's text replaced.
