@@ -210,6 +210,17 @@ TEST_CASE("cli_standard_input_and_matrix_market_output") {
   CHECK(r.err == "commfit: error: the matrix comes from standard input: name the plan with -o\n");
   r = commfit("gen uniform -n 16 -d 4 --format xml");
   CHECK(r.status == 2);
+  // convert: a matrix between the formats, the same fingerprint both ways.
+  REQUIRE(commfit("convert " + example("random_sparse_32.json") + " rs.mtx").status == 0);
+  REQUIRE(commfit("convert rs.mtx rs.json").status == 0);
+  const std::string want = commfit("stats " + example("random_sparse_32.json")).out;
+  const auto fingerprint = [](const std::string& out) { return out.substr(out.find("fingerprint"), 80); };
+  CHECK(fingerprint(commfit("stats rs.mtx").out) == fingerprint(want));
+  CHECK(fingerprint(commfit("stats rs.json").out) == fingerprint(want));
+  CHECK(commfit("convert rs.json - --format mtx").out.starts_with("%%MatrixMarket"));
+  r = commfit("convert in.plan in.cfp --format mtx");
+  CHECK(r.status == 2);
+  CHECK(r.err == "commfit: error: --format applies to matrices, not plans\n");
 }
 
 // A FIFO nobody writes (as a matrix, a rank file of a plan directory or a binary plan) is
