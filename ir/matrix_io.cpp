@@ -677,8 +677,6 @@ MatrixFile read_matrix(const std::filesystem::path& path) {
 
 std::string matrix_market(const CommMatrix& m) {
   if (!m.memory.empty()) throw UsageError("Matrix Market carries no memory limits: write this matrix as JSON");
-  std::uint64_t entries = 0;
-  m.for_each([&](Rank, Rank, Bytes) { ++entries; });
   std::string out = "%%MatrixMarket matrix coordinate integer general\n";
   // Comments: the name and description, one line each; entry (i, j) = bytes rank i-1 sends to j-1.
   for (const std::string* text : {&m.name, &m.description}) {
@@ -689,7 +687,7 @@ std::string matrix_market(const CommMatrix& m) {
     out += "% " + line + "\n";
   }
   out += "% commfit communication matrix: entry (i, j) = bytes rank i-1 sends to rank j-1\n";
-  out += std::to_string(m.ranks) + " " + std::to_string(m.ranks) + " " + std::to_string(entries) + "\n";
+  out += std::to_string(m.ranks) + " " + std::to_string(m.ranks) + " " + std::to_string(m.nnz()) + "\n";
   m.for_each([&](Rank i, Rank j, Bytes b) { out += std::to_string(i + 1) + " " + std::to_string(j + 1) + " " + std::to_string(b) + "\n"; });
   return out;
 }

@@ -39,9 +39,9 @@ int run_compare(const CompareCommand& c) {
   check_plan_memory(in.matrix, every, c.matrix, c.max_memory);
   const TrafficStats s = traffic_stats(in.matrix);
   const double lb = network_lower_bound_s(in.matrix, o.cost, o.topology, false);
+  const Comparison cmp = compare_candidates(in.matrix, o, false);
   if (c.json) {
     // schemas/compare.schema.json: deterministic (no planning times), for scripts.
-    const Comparison cmp = compare_candidates(in.matrix, o, false);
     nlohmann::ordered_json j;
     j["format"] = "commfit-compare";
     j["version"] = 1;
@@ -61,7 +61,6 @@ int run_compare(const CompareCommand& c) {
               c.matrix.c_str(), in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h),
               static_cast<unsigned long long>(s.t), lb,
               to_string(o.cost.network.model), o.cost.tau_s, o.cost.bandwidth_Bps);
-  const Comparison cmp = compare_candidates(in.matrix, o, false);
   std::fputs(format_comparison(cmp).c_str(), stdout);
   return 0;
 }

@@ -29,12 +29,6 @@ void refuse_negative_unsigned(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) refuse_negative_unsigned(*sub);
 }
 
-// " (did you mean "X"?)" when `word` is a near miss of one of `candidates`.
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-  const std::string near = commfit::nearest(word, candidates);
-  return near.empty() ? std::string{} : " (did you mean \"" + near + "\"?)";
-}
-
 std::vector<std::string> command_names(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
@@ -58,6 +52,7 @@ int usage_error(const std::string& message) {
 // What the parser left over (CLI11 collects it: extras are allowed so that this can name the
 // first of them and suggest the option or command meant). `where` is the command, or null.
 int leftover_error(const CLI::App& app, const CLI::App* where, const std::vector<std::string>& left) {
+  using commfit::did_you_mean;
   const std::string& word = left.front();
   if (!where) {
     if (!word.empty() && word[0] == '-')

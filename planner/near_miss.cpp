@@ -35,4 +35,9 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
   return best;
 }
 
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string near = nearest(word, candidates);
+  return near.empty() ? std::string{} : " (did you mean \"" + near + "\"?)";
+}
+
 }  // namespace commfit

@@ -15,4 +15,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // three characters of the candidate, at least one), the first of equals; "" when none is.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
+// " (did you mean \"X\"?)" when X is nearest(word, candidates); "" when there is none: the tail
+// of an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace commfit

@@ -53,9 +53,7 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   if (!strategy) {
     std::vector<std::string> names{"auto"};
     for (const Strategy* t : strategy_table()) names.emplace_back(t->entry.name);
-    const std::string near = nearest(o.strategy, names);
-    throw UsageError("unknown strategy \"" + o.strategy + "\"" + (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
-                     " (choose from: " + strategy_names() + ")");
+    throw UsageError("unknown strategy \"" + o.strategy + "\"" + did_you_mean(o.strategy, names) + " (choose from: " + strategy_names() + ")");
   }
   check_choices(*strategy, o);
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))

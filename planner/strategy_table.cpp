@@ -104,9 +104,8 @@ void check_choices(const Strategy& s, const PlanOptions& o) {
     if (!has_entry(e.choices, value)) {
       std::vector<std::string> names;
       for (const NamedEntry& c : e.choices) names.emplace_back(c.name);
-      const std::string near = nearest(value, names);
       throw UsageError(std::string("unknown ") + (flag(e.option) + 2) + " \"" + value + "\" for strategy " + s.entry.name +
-                       (near.empty() ? "" : " (did you mean \"" + near + "\"?)") + " (choose from: " + entry_names(e.choices) + ")");
+                       did_you_mean(value, names) + " (choose from: " + entry_names(e.choices) + ")");
     }
   }
 }
