@@ -645,11 +645,11 @@ std::string read_standard_input(std::size_t limit) {
   }
 }
 
-MatrixFile read_matrix(const std::filesystem::path& path) {
+MatrixFile read_matrix(const std::filesystem::path& path, std::optional<MatrixFormat> format) {
   if (path == "-") {   // standard input: read whole (a pipe cannot be read twice), then by content
     const std::string text = read_standard_input(kMaxInputBytes);
     if (text.empty()) throw InputError(kStandardInput, "", "no input");
-    return detect_matrix_format(std::string_view(text).substr(0, 4096), "") == MatrixFormat::matrix_market
+    return format.value_or(detect_matrix_format(std::string_view(text).substr(0, 4096), "")) == MatrixFormat::matrix_market
                ? parse_matrix_market(text, kStandardInput)
                : parse_matrix_json(text, kStandardInput);
   }
@@ -659,12 +659,15 @@ MatrixFile read_matrix(const std::filesystem::path& path) {
   if (size == 0) throw InputError(file, "", "file is empty");
   // The format from the first bytes (a JSON object, or Matrix Market's %% banner), else the
   // extension, whatever its case.
-  char head[4096];
-  ssize_t got;
-  do got = ::pread(closer.fd, head, sizeof head, 0);
-  while (got < 0 && errno == EINTR);
-  if (got < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
-  if (detect_matrix_format(std::string_view(head, static_cast<std::size_t>(got)), file) == MatrixFormat::matrix_market) {
+  if (!format) {
+    char head[4096];
+    ssize_t got;
+    do got = ::pread(closer.fd, head, sizeof head, 0);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
+    format = detect_matrix_format(std::string_view(head, static_cast<std::size_t>(got)), file);
+  }
+  if (*format == MatrixFormat::matrix_market) {
     const int copy = ::dup(closer.fd);   // read_text_fd closes what it is given
     if (copy < 0) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
     const std::string text = read_text_fd(copy, file, size);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,9 +47,9 @@ bool has_mtx_extension(const std::string& file);
 // How standard input is named in messages.
 inline constexpr const char* kStandardInput = "<stdin>";
 
-// Reads a matrix file, its format detected as above; "-" reads standard input (whole, at most
-// kMaxInputBytes).
-MatrixFile read_matrix(const std::filesystem::path& path);
+// Reads a matrix file, its format detected as above unless `format` is given; "-" reads standard
+// input (whole, at most kMaxInputBytes).
+MatrixFile read_matrix(const std::filesystem::path& path, std::optional<MatrixFormat> format = std::nullopt);
 
 // Reads a whole file with a size limit; throws InputError when unreadable or too large.
 std::string read_text_file(const std::filesystem::path& path, std::size_t limit = kMaxInputBytes);

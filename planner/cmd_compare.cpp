@@ -20,6 +20,7 @@ namespace {
 
 struct CompareCommand {
   std::string matrix;
+  std::optional<MatrixFormat> input_format;
   std::string topology;
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
@@ -30,7 +31,7 @@ struct CompareCommand {
 };
 
 int run_compare(const CompareCommand& c) {
-  const MatrixFile in = read_matrix(c.matrix);
+  const MatrixFile in = read_matrix(c.matrix, c.input_format);
   PlanOptions o = c.plan;
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   apply_network_flags(*c.network, o.cost.network);
@@ -70,7 +71,7 @@ int run_compare(const CompareCommand& c) {
 void add_compare_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<CompareCommand>();
   CLI::App* sub = app.add_subcommand("compare", "Plan every candidate strategy and print the table --strategy auto chooses from");
-  sub->add_option("MATRIX", c->matrix, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
+  add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
   sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN");
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();

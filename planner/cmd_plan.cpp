@@ -28,6 +28,7 @@ namespace {
 
 struct PlanCommand {
   std::string matrix;
+  std::optional<MatrixFormat> input_format;
   std::string output;
   PlanOptions plan;
   bool quiet = false;
@@ -116,7 +117,7 @@ int run_plan(const PlanCommand& c) {
   if (c.matrix == "-" && c.output.empty()) throw UsageError("the matrix comes from standard input: name the plan with -o");
   const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
   check_plan_output(out);   // refuse a path we would not replace before reading or planning
-  MatrixFile in = read_matrix(c.matrix);
+  MatrixFile in = read_matrix(c.matrix, c.input_format);
   PlanOptions o = c.plan;
   if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
   if (c.memory) o.memory.assign(static_cast<std::size_t>(in.matrix.ranks), *c.memory);
@@ -174,7 +175,7 @@ int run_plan(const PlanCommand& c) {
 void add_plan_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<PlanCommand>();
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
-  sub->add_option("MATRIX", c->matrix, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
+  add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + strategy_names())->capture_default_str();
   // The options only some strategies read: their values and readers come from the strategy table.

@@ -1,6 +1,7 @@
 // commfit stats MATRIX: the traffic parameters of Transportation §2 and the size distribution.
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
+#include "planner/file_defaults.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,8 +33,8 @@ Summary summarize(std::vector<T> v) {
 
 nlohmann::ordered_json summary_json(const Summary& x) { return {{"min", x.min}, {"median", x.median}, {"mean", x.mean}, {"max", x.max}}; }
 
-int run_stats(const std::string& path, bool as_json) {
-  const MatrixFile in = read_matrix(path);
+int run_stats(const std::string& path, std::optional<MatrixFormat> format, bool as_json) {
+  const MatrixFile in = read_matrix(path, format);
   const CommMatrix& m = in.matrix;
   const TrafficStats s = traffic_stats(m);
   std::vector<Bytes> sizes;
@@ -100,10 +101,11 @@ int run_stats(const std::string& path, bool as_json) {
 void add_stats_command(CLI::App& app, Runner& run) {
   auto path = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("stats", "Print p, messages, r, c, t, f, g, h and the size distribution of a matrix");
-  sub->add_option("MATRIX", *path, "Matrix file, commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
+  auto format = std::make_shared<std::optional<MatrixFormat>>();
+  add_matrix_argument(sub, *path, *format, "Matrix file");
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Print the statistics as JSON (schemas/stats.schema.json)");
-  sub->callback([path, json, &run] { run = [path, json] { return run_stats(*path, *json); }; });
+  sub->callback([path, format, json, &run] { run = [path, format, json] { return run_stats(*path, *format, *json); }; });
 }
 
 }  // namespace commfit

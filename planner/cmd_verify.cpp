@@ -9,6 +9,7 @@
 #include "ir/topology.h"
 #include "passes/verify.h"
 #include "planner/commands.h"
+#include "planner/file_defaults.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@ namespace {
 
 struct VerifyCommand {
   std::string matrix, plan;
+  std::optional<MatrixFormat> input_format;
   bool json = false;
 };
 
@@ -67,7 +69,7 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path,
 }
 
 int run_verify(const VerifyCommand& c) {
-  MatrixFile in = read_matrix(c.matrix);
+  MatrixFile in = read_matrix(c.matrix, c.input_format);
   // Either form of a plan: a directory or the single binary file.
   // The plan hash is checked here, after the rules, so that an edited plan is told by the rule it
   // breaks as well as by the hash.
@@ -117,7 +119,7 @@ int run_verify(const VerifyCommand& c) {
 void add_verify_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<VerifyCommand>();
   CLI::App* sub = app.add_subcommand("verify", "Check a plan directory against its matrix with the verifier");
-  sub->add_option("MATRIX", c->matrix, "Matrix file the plan was made from, - for standard input")->required();
+  add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file the plan was made from");
   sub->add_option("PLAN", c->plan, "Plan directory or binary plan file (.cfp)")->required();
   sub->add_flag("--json", c->json, "Print the verdict as JSON (schemas/verify.schema.json); the exit status is the same");
   sub->callback([c, &run] { run = [c] { return run_verify(*c); }; });

@@ -20,4 +20,12 @@ void apply_file_defaults(const MatrixFile& in, const std::string& path, const Co
   }
 }
 
+void add_matrix_argument(CLI::App* sub, std::string& path, std::optional<MatrixFormat>& format, const std::string& what) {
+  sub->add_option("MATRIX", path, what + ", commfit JSON or Matrix Market (told apart by content), - for standard input")->required();
+  sub->add_option_function<std::string>(
+         "--input-format", [&format](const std::string& v) { format = v == "mtx" ? MatrixFormat::matrix_market : MatrixFormat::json; },
+         "Read MATRIX as json or mtx (Matrix Market) whatever its content")
+      ->check(CLI::IsMember({"json", "mtx"}));
+}
+
 }  // namespace commfit

@@ -5,6 +5,9 @@
 #include "ir/matrix_io.h"
 #include "planner/pipeline.h"
 
+#include <CLI/CLI.hpp>
+
+#include <optional>
 #include <string>
 
 namespace commfit {
@@ -18,5 +21,9 @@ struct CommandLineMachine {
 // Sets o.topology and o.cost from the command line, else from the file `path` read into `in`.
 // A bad "topology" in the file is an InputError naming the file and /topology.
 void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o);
+
+// The MATRIX argument of plan, verify, stats and compare ("what" says what it is) and its
+// --input-format json|mtx, which overrides the format read_matrix tells from the content.
+void add_matrix_argument(CLI::App* sub, std::string& path, std::optional<MatrixFormat>& format, const std::string& what);
 
 }  // namespace commfit

@@ -210,6 +210,19 @@ TEST_CASE("cli_standard_input_and_matrix_market_output") {
   CHECK(r.err == "commfit: error: the matrix comes from standard input: name the plan with -o\n");
   r = commfit("gen uniform -n 16 -d 4 --format xml");
   CHECK(r.status == 2);
+  // --input-format forces the reader whatever the content says.
+  r = commfit("stats --input-format json u.mtx");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("commfit: error: u.mtx: line 1"));
+  r = commfit("verify --input-format mtx u.json in.plan");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("Matrix Market") != std::string::npos);
+  CHECK(commfit("gen uniform -n 16 -d 4 -q --format mtx | " COMMFIT_EXE " stats --input-format mtx -").status == 0);
+  CHECK(commfit("plan --input-format json u.json -o forced.plan -q").status == 0);
+  r = commfit("compare --input-format xml u.json");
+  CHECK(r.status == 2);
+  CHECK(r.err.starts_with("commfit: error: "));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
   // convert: a matrix between the formats, the same fingerprint both ways.
   REQUIRE(commfit("convert " + example("random_sparse_32.json") + " rs.mtx").status == 0);
   REQUIRE(commfit("convert rs.mtx rs.json").status == 0);

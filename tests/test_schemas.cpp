@@ -99,6 +99,7 @@ const Schema& stats_schema() { static const Schema s("stats.schema.json"); retur
 const Schema& compare_schema() { static const Schema s("compare.schema.json"); return s; }
 const Schema& verify_schema() { static const Schema s("verify.schema.json"); return s; }
 const Schema& plan_summary_schema() { static const Schema s("plan-summary.schema.json"); return s; }
+const Schema& show_schema() { static const Schema s("show.schema.json"); return s; }
 
 // nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
 // anything else escaping a loader is a bug and fails the test.
@@ -210,7 +211,7 @@ void check_strict(const json& node, const std::string& where, int& objects) {
 
 TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
   for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json", "stats.schema.json",
-                           "compare.schema.json", "verify.schema.json", "plan-summary.schema.json"}) {
+                           "compare.schema.json", "verify.schema.json", "plan-summary.schema.json", "show.schema.json"}) {
     INFO(name);
     const json doc = json::parse(slurp(kRoot / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
@@ -500,6 +501,28 @@ TEST_CASE("plan --json and verify --json pass their schemas, for good and broken
     const auto why = verify_schema().check(out);
     CHECK_MESSAGE(!why, "fails the schema: " << why.value_or(""));
     CHECK(json::parse(out).at("verified") == true);
+    // show --json, whole and one rank: the schema, the manifest's and rank file's schemas, and
+    // the transfers are the plan's send steps.
+    const auto [shown, whole] = run("show --json " + plan);
+    CHECK(shown == 0);
+    const auto show_bad = show_schema().check(whole);
+    CHECK_MESSAGE(!show_bad, "show --json fails the schema: " << show_bad.value_or(""));
+    const json w = json::parse(whole);
+    CHECK(w.at("manifest") == json::parse(slurp(tmp / "s.plan/manifest.json")));
+    std::size_t sends = 0, listed = 0;
+    for (const auto& e : fs::directory_iterator(tmp / "s.plan"))
+      if (e.path().filename().string().rfind("rank-", 0) == 0) {
+        const json rank = json::parse(slurp(e.path()));
+        for (const json& s : rank.at("steps")) sends += s.at("op") == "send";
+      }
+    for (const json& ph : w.at("phases")) listed += ph.at("transfers").size();
+    CHECK(listed == sends);
+    const auto [one_rc, one] = run("show --json --rank 5 " + plan);
+    CHECK(one_rc == 0);
+    CHECK(!show_schema().check(one));
+    CHECK(!rank_schema().check(json::parse(one).at("rank").dump()));
+    CHECK(json::parse(one).at("rank") == json::parse(slurp(tmp / "s.plan/rank-00005.json")));
+    CHECK(run("show --json --rank 16 " + plan) == std::pair{2, std::string()});
   }
   // A receive from the wrong peer breaks rule 3: verified false, the problem listed, exit 1.
   REQUIRE(run("plan -q " + m + " -o " + plan).first == 0);
