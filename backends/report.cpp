@@ -137,18 +137,22 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
     std::vector<ReportMessage> by_phase = d.messages;
     std::stable_sort(by_phase.begin(), by_phase.end(), [](const ReportMessage& a, const ReportMessage& b) { return a.phase < b.phase; });
     std::vector<Bytes> load(d.link_loads.size(), 0);
+    std::vector<std::int64_t> count(d.link_loads.size(), 0);
+    d.phase_link_sharing.assign(P, 0);
     std::vector<std::int64_t> touched, links;
     for (std::size_t k = 0; k < by_phase.size();) {
       const Phase ph = by_phase[k].phase;
       for (; k < by_phase.size() && by_phase[k].phase == ph; ++k) {
         d.topology->route(by_phase[k].from, by_phase[k].to, links);
         for (std::int64_t l : links) {
-          if (load[l] == 0) touched.push_back(l);
+          if (count[l] == 0) touched.push_back(l);
           load[l] += by_phase[k].bytes;
           d.phase_max_link[ph] = std::max(d.phase_max_link[ph], load[l]);
+          d.phase_link_sharing[ph] = std::max(d.phase_link_sharing[ph], ++count[l]);
+          if (count[l] > d.most_shared_count) d.most_shared_count = count[l], d.most_shared_link = l, d.most_shared_phase = ph;
         }
       }
-      for (std::int64_t l : touched) load[l] = 0;
+      for (std::int64_t l : touched) load[l] = 0, count[l] = 0;
       touched.clear();
     }
   }

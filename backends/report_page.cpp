@@ -202,9 +202,10 @@ std::string gantt(const ReportData& d) {
   const std::int64_t p = d.p, rb = ceil_div(p, kReportMaxRows), R = ceil_div(p, rb), C = cols.count;
   if (C == 0) return "<p class=\"note\">The plan has no phases.</p><svg id=\"gantt\" data-bars=\"0\" width=\"1\" height=\"1\"></svg>";
   const double tau = d.manifest->cost.tau_s, mu = 1.0 / d.manifest->cost.bandwidth_Bps;
-  // Per cell (row, column): the busiest rank's time, the largest message, the bytes sent.
+  // Per cell (row, column): the busiest rank's time, the sum of its ranks' times, the largest
+  // message, the bytes sent.
   const std::size_t cells = static_cast<std::size_t>(R * C);
-  std::vector<double> busy(cells, 0);
+  std::vector<double> busy(cells, 0), busy_sum(cells, 0);
   std::vector<Bytes> largest(cells, 0), sent(cells, 0);
   LogScale scale;
   for (std::size_t k = 0; k < d.sends.size();) {
@@ -218,6 +219,7 @@ std::string gantt(const ReportData& d) {
       sent[cell] += d.sends[k].bytes;
     }
     busy[cell] = std::max(busy[cell], run);
+    busy_sum[cell] += run;
     scale.add(static_cast<double>(largest[cell]));
   }
   // A column lasts the cost model's time of its phases, or longer when a rank of it is busy longer
@@ -243,19 +245,36 @@ std::string gantt(const ReportData& d) {
   for (std::size_t cell = 0; cell < cells; ++cell) nonzero += busy[cell] > 0 || sent[cell] > 0;
   bars.tips = nonzero <= kTipCells;
   const std::string who = rb == 1 ? "rank" : "ranks";
-  for (std::int64_t r = 0; r < R; ++r)
+  // A row of one rank: its time. A row of a block of ranks: the block's mean time (the sum of its
+  // ranks' times / its ranks), so that the chart shows how busy the ranks are, not only the
+  // busiest; a dark tick marks the busiest rank's time.
+  std::string ticks;
+  for (std::int64_t r = 0; r < R; ++r) {
+    const double ranks_in_row = static_cast<double>(std::min(p, (r + 1) * rb) - r * rb);
+    const double y = top + r * rh + (rh > 6 ? 1 : 0), h = rh > 6 ? rh - 2 : rh;
     for (std::int64_t c = 0; c < C; ++c) {
       const std::size_t cell = static_cast<std::size_t>(r * C + c);
       if (sent[cell] == 0 && busy[cell] == 0) continue;
-      const double frac = col_seconds[c] > 0 ? std::min(1.0, busy[cell] / col_seconds[c]) : 1.0;
+      const double mean = busy_sum[cell] / ranks_in_row;
+      auto frac = [&](double s) { return col_seconds[c] > 0 ? std::min(1.0, s / col_seconds[c]) : 1.0; };
       const std::string when = cols.per == 1 ? "phase " + std::to_string(c) : "phases " + span(c, cols.per, d.phases);
-      bars.add(left + x[c], top + r * rh + (rh > 6 ? 1 : 0), std::max(1.0, w[c] * frac), rh > 6 ? rh - 2 : rh,
-               step_colour(scale(static_cast<double>(largest[cell]))),
-               bars.tips ? fmt("%s %s, %s: %s sent, largest message %s, busiest rank %s of %s", who.c_str(), span(r, rb, p).c_str(), when.c_str(),
-                               human_bytes(static_cast<double>(sent[cell])).c_str(), human_bytes(static_cast<double>(largest[cell])).c_str(),
-                               human_seconds(busy[cell]).c_str(), human_seconds(col_seconds[c]).c_str())
-                         : "");
+      const std::string tip =
+          !bars.tips ? ""
+          : rb == 1  ? fmt("rank %s, %s: %s sent, largest message %s, busy %s of %s", span(r, rb, p).c_str(), when.c_str(),
+                           human_bytes(static_cast<double>(sent[cell])).c_str(), human_bytes(static_cast<double>(largest[cell])).c_str(),
+                           human_seconds(busy[cell]).c_str(), human_seconds(col_seconds[c]).c_str())
+                     : fmt("ranks %s, %s: %s sent, largest message %s, mean busy %s, busiest rank %s of %s", span(r, rb, p).c_str(), when.c_str(),
+                           human_bytes(static_cast<double>(sent[cell])).c_str(), human_bytes(static_cast<double>(largest[cell])).c_str(),
+                           human_seconds(mean).c_str(), human_seconds(busy[cell]).c_str(), human_seconds(col_seconds[c]).c_str());
+      bars.add(left + x[c], y, std::max(1.0, w[c] * frac(mean)), h, step_colour(scale(static_cast<double>(largest[cell]))), tip);
+      if (rb > 1 && w[c] >= 4) ticks += fmt("M%.1f %.1fv%.1f", left + x[c] + std::max(1.0, w[c] * frac(busy[cell])) - 0.75, y, h);
     }
+  }
+  // Phase boundaries: a white line between columns wide enough to show it, so that equal bars of
+  // neighbouring phases do not merge.
+  std::string bounds;
+  for (std::int64_t c = 1; c < C; ++c)
+    if (w[c - 1] >= 4 && w[c] >= 4) bounds += fmt("M%.1f %dv%.1f", left + x[c], top, plot_h);
   std::string axes;
   const std::int64_t row_every = ceil_div(R, 24);
   for (std::int64_t r = 0; r < R; r += row_every)
@@ -272,7 +291,10 @@ std::string gantt(const ReportData& d) {
   std::string out = fmt("<svg id=\"gantt\" data-bars=\"%lld\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
                         static_cast<long long>(bars.count), width, height, width, height);
   out += fmt("<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\"/>", left, top, plot_w, plot_h);
-  out += body + bars.str() + axes;
+  out += body + bars.str();
+  if (!ticks.empty()) out += "<path class=\"mx\" d=\"" + ticks + "\"/>";
+  if (!bounds.empty()) out += "<path class=\"pb\" d=\"" + bounds + "\"/>";
+  out += axes;
   out += fmt("<text class=\"axis\" x=\"%d\" y=\"%.1f\">time &#8594; (%s in all; phase numbers on top)</text>", left, top + plot_h + 18,
              human_seconds(total).c_str());
   out += fmt("<text class=\"axis\" transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"end\">rank &#8594;</text>", top);
@@ -283,9 +305,16 @@ std::string gantt(const ReportData& d) {
                             static_cast<long long>(d.phases), d.phases == 1 ? "" : "s",
                             cols.per == 1 ? "" : fmt(", in groups of %lld consecutive phases", static_cast<long long>(cols.per)).c_str(),
                             cols.per == 1 ? "phase" : "group", min_w);
-  caption += rb == 1 ? std::string("One row per rank. ") : fmt("Rows are blocks of %lld consecutive ranks. ", static_cast<long long>(rb));
-  caption += "Bar width: the time the busiest rank of the row spends sending in the column (tau per message + bytes / bandwidth); "
-             "colour: its largest message (logarithmic). Empty space is idle time.";
+  if (rb == 1)
+    caption += "One row per rank. Bar width: the time the rank spends sending in the column (tau per message + bytes / bandwidth); "
+               "colour: its largest message (logarithmic). Empty space is idle time; white lines separate phases.";
+  else
+    caption += fmt("Rows are blocks of %lld consecutive ranks. Bar width: the block's mean sending time in the column (its ranks' "
+                   "times, tau per message + bytes / bandwidth, summed and divided by %lld), so a bar half as wide as its column "
+                   "means the block's ranks are busy half the column on average; the dark tick marks the block's busiest rank. "
+                   "Colour: the block's largest message (logarithmic). Empty space is idle time; white lines separate phases "
+                   "where columns are wide enough.",
+                   static_cast<long long>(rb), static_cast<long long>(rb));
   if (!bars.tips) caption += fmt(" Hover text is left out above %lld bars, to keep the page small.", static_cast<long long>(kTipCells));
   return out + "<p class=\"note\">" + caption + "</p>";
 }
@@ -393,6 +422,34 @@ std::string link_histogram(const ReportData& d, std::int64_t existing) {
   return out + "</svg><p class=\"note\">Every link of the machine by the bytes it carries over the whole exchange (power-of-two ranges).</p>";
 }
 
+// Why the machine costs time, in a sentence or two: which links the messages of a phase share, and
+// how much longer that makes the phases than their largest messages.
+std::string topology_cost(const ReportData& d) {
+  const double tau = d.manifest->cost.tau_s, mu = 1.0 / d.manifest->cost.bandwidth_Bps;
+  std::int64_t busy_phases = 0, shared_phases = 0;
+  double plain = 0, actual = 0;
+  for (std::size_t k = 0; k < d.phase_pieces.size(); ++k) {
+    if (d.phase_pieces[k] == 0) continue;
+    ++busy_phases;
+    shared_phases += d.phase_link_sharing[k] > 1;
+    plain += tau + mu * static_cast<double>(d.phase_max_message[k]);
+    actual += d.phase_seconds[k];
+  }
+  const double lb = d.manifest->cost.lower_bound_s;
+  if (d.most_shared_count <= 1)
+    return fmt("<p id=\"topocost\">No link carries two messages of one phase: the machine adds nothing to the phase times (%s in all). "
+               "It enters the lower bound (%s) only through its busiest link over the whole exchange.</p>",
+               human_seconds(actual).c_str(), human_seconds(lb).c_str());
+  return fmt("<p id=\"topocost\">Why the machine costs time: messages of one phase whose routes share a link share its bandwidth, so a "
+             "phase lasts as long as its busiest link. In %lld of %lld phases a link carries two messages or more, at most %lld "
+             "(<code>%s</code> in phase %u). With every phase as long as its largest message the phases would take %s; with their "
+             "busiest links they take %s (%+.0f %%). The lower bound (%s) spreads each link's bytes over the whole exchange, so this "
+             "sharing inside phases is what raises estimate / LB.</p>",
+             static_cast<long long>(shared_phases), static_cast<long long>(busy_phases), static_cast<long long>(d.most_shared_count),
+             esc(d.topology->link_name(d.most_shared_link)).c_str(), d.most_shared_phase, human_seconds(plain).c_str(),
+             human_seconds(actual).c_str(), plain > 0 ? 100 * (actual / plain - 1) : 0.0, human_seconds(lb).c_str());
+}
+
 std::string links(const ReportData& d) {
   const Topology& t = *d.topology;
   std::int64_t used = 0;
@@ -408,6 +465,7 @@ std::string links(const ReportData& d) {
                         esc(t.spec()).c_str(), static_cast<long long>(existing), static_cast<long long>(used),
                         human_bytes(static_cast<double>(busiest)).c_str(), human_seconds(static_cast<double>(busiest) * mu).c_str(),
                         human_bytes(used ? sum / used : 0).c_str());
+  out += topology_cost(d);
   out += link_histogram(d, existing);
   const auto& dims = t.dims();
   const bool grid = (t.kind() == Topology::Kind::mesh || t.kind() == Topology::Kind::torus) && dims.size() <= 2 && t.nodes() <= 256;
@@ -492,9 +550,29 @@ std::string costs(const ReportData& d) {
   std::string out = "<table class=\"cost\"><tr><th>plan</th><th>phases</th><th>estimate</th><th>lower bound</th><th>estimate / LB</th></tr>";
   out += fmt("<tr><td>%s</td><td>%u</td><td>%s</td><td>%s</td><td>%.3f</td></tr></table>", esc(d.manifest->strategy).c_str(), d.phases,
              human_seconds(c.estimate_s).c_str(), human_seconds(lb).c_str(), lb > 0 ? c.estimate_s / lb : 1.0);
-  out += fmt("<p class=\"note\">Cost model: tau %s per message, bandwidth %s/s; LB = max(h tau + t / bandwidth%s) is the same for every candidate.</p>",
-             human_seconds(c.tau_s).c_str(), human_bytes(c.bandwidth_Bps).c_str(), d.topology ? ", busiest link / bandwidth" : "");
-  if (d.candidates.empty()) return out;
+  // The manifest records the network model the estimate simulated (ir/cost_model.h).
+  const auto opt = [&](const char* key) { auto it = d.manifest->options.find(key); return it == d.manifest->options.end() ? nullptr : &*it; };
+  const auto* network = opt("network");
+  const auto* overhead = opt("overhead_s");
+  if (network && network->is_string() && overhead && overhead->is_number())
+    out += fmt("<p class=\"note\">Estimate: the plan simulated on the <code>%s</code> network model (tau %s a message = latency + 2 x overhead, "
+               "overhead %s, bandwidth %s/s). LB = latency + max(largest fan-out x overhead, overhead + the busiest port's or link's bytes / "
+               "bandwidth): no plan beats it on this network, and it is the same for every candidate. The charts below use the loosely "
+               "synchronous model instead: each phase lasts tau + its largest message or busiest link / bandwidth.</p>",
+               esc(network->get<std::string>()).c_str(), human_seconds(c.tau_s).c_str(), human_seconds(overhead->get<double>()).c_str(),
+               human_bytes(c.bandwidth_Bps).c_str());
+  else
+    out += fmt("<p class=\"note\">Cost model: tau %s per message, bandwidth %s/s; LB = max(h tau + t / bandwidth%s) is the same for every candidate.</p>",
+               human_seconds(c.tau_s).c_str(), human_bytes(c.bandwidth_Bps).c_str(), d.topology ? ", busiest link / bandwidth" : "");
+  if (!d.candidates.empty()) out += "<p class=\"note\">The candidates of <code>--strategy auto</code> are listed below.</p>";
+  return out;
+}
+
+// The candidates --strategy auto planned, a section of the page's full width so that the table
+// is whole at any window width the page supports.
+std::string candidates(const ReportData& d) {
+  const double lb = d.manifest->cost.lower_bound_s;
+  std::string out;
   double worst = 0;
   for (const ReportCandidate& r : d.candidates)
     if (r.skipped.empty()) worst = std::max(worst, r.estimate_s);
@@ -547,14 +625,14 @@ section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:14px 
 dl.summary{display:flex;flex-wrap:wrap;gap:8px 26px;margin:8px 0}dl.summary div{min-width:110px}
 dt{font-size:11px;color:#667;text-transform:uppercase;letter-spacing:.04em}dd{margin:0;font-size:17px;font-weight:600}
 .note{font-size:12px;color:#556;margin:6px 0 0}.opt{background:#eef1f5;border-radius:4px;padding:1px 6px;font-size:12px;margin-right:4px}
-svg{display:block;font-size:10px;fill:#333}svg text.axis{font-size:11px;fill:#556}
+svg{display:block;font-size:10px;fill:#333;max-width:100%;height:auto}path.mx{stroke:#1d232b;stroke-width:1.5;fill:none}path.pb{stroke:#fff;stroke-width:1;fill:none}svg text.axis{font-size:11px;fill:#556}
 rect.bg{fill:#f7f7f9;stroke:#ccd}rect.frame{fill:#fbfbfc;stroke:#ccd}rect.stripe{fill:#eef0f3}
 rect.u{fill:#3b7dd8}polyline.active,line.active{fill:none;stroke:#e0663a;stroke-width:1.6}circle.active{fill:#e0663a}line.grid{stroke:#e3e6ea}
 line.l{stroke-width:3;stroke-linecap:round}line.idle{stroke:#d5d8dd}circle.node{fill:#fff;stroke:#333}
 rect[data-t]:hover{stroke:#000;stroke-width:1}
 table.cost{border-collapse:collapse;font-size:12.5px;margin:4px 0 8px}table.cost td,table.cost th{padding:3px 7px;text-align:right;border-bottom:1px solid #eee}
 table.cost th{font-weight:600;color:#445}table.cost td{white-space:nowrap}table.cost td:nth-child(2),table.cost th:nth-child(2){text-align:left}
-tr.chosen{background:#fff6d6;font-weight:600}tr.skipped{color:#889}tr.skipped td{text-align:left}
+tr.chosen{background:#fff6d6;font-weight:600}tr.skipped{color:#889}tr.skipped td{text-align:left;white-space:normal}
 td.barcell{width:60px;padding-left:4px}span.bar{display:block;height:9px;background:#3b7dd8;border-radius:2px}
 section>p{font-size:14px}code{font-size:12px}#tip{position:absolute;display:none;background:#1d232bee;color:#fff;font-size:12px;padding:4px 7px;border-radius:4px;pointer-events:none;max-width:420px}
 )";
@@ -572,6 +650,9 @@ if(!hm||cells!==+hm.getAttribute('data-cells'))bad.push('heatmap cells '+cells);
 if(!g||bars!==+g.getAttribute('data-bars'))bad.push('gantt bars '+bars);
 document.querySelectorAll('[src],[href]').forEach(function(e){bad.push('external reference '+(e.getAttribute('src')||e.getAttribute('href')));});
 document.querySelectorAll('svg').forEach(function(s){var r=s.getBoundingClientRect();if(!(r.width>0&&r.height>0))bad.push('empty '+s.id);});
+var de=document.documentElement;if(de.scrollWidth>de.clientWidth+1)bad.push('page '+de.scrollWidth+' px wide in a '+de.clientWidth+' px window');
+document.querySelectorAll('section').forEach(function(s){if(s.scrollWidth>s.clientWidth+1){var h=s.querySelector('h2');bad.push((h?h.textContent:'a section')+' scrolls sideways');}});
+document.body.setAttribute('data-window-width',de.clientWidth);document.body.setAttribute('data-page-height',Math.ceil(de.scrollHeight));
 document.body.setAttribute('data-heatmap-cells',cells);document.body.setAttribute('data-gantt-bars',bars);
 document.body.setAttribute('data-validated',bad.length?'fail: '+bad.join('; '):'ok');
 })();
@@ -586,6 +667,7 @@ std::string render_report(const ReportData& d) {
   out += "<h1>commfit report: " + esc(d.plan_name) + "</h1>\n<section>" + summary(d) + "</section>\n";
   out += "<div class=\"row\"><section><h2>Communication matrix</h2>" + heatmap(d) + "</section>\n";
   out += "<section><h2>Cost</h2>" + costs(d) + "</section></div>\n";
+  if (!d.candidates.empty()) out += "<section><h2>Candidates of --strategy auto</h2>" + candidates(d) + "</section>\n";
   out += "<section><h2>Phases (Gantt chart)</h2>" + gantt(d) + "</section>\n";
   out += "<section><h2>Per-phase utilisation</h2>" + utilisation(d) + "</section>\n";
   if (d.topology) out += "<section><h2>Link loads</h2>" + links(d) + "</section>\n";

@@ -53,6 +53,11 @@ struct ReportData {
   std::vector<std::int64_t> phase_senders, phase_pieces;
   std::vector<double> phase_seconds;      // the cost model's time of each phase
   std::vector<Bytes> link_loads;          // bytes per link over the exchange (with a topology)
+  // Links shared inside a phase (with a topology): per phase, the most messages one link carries;
+  // and the link and phase where the most messages meet.
+  std::vector<std::int64_t> phase_link_sharing;
+  std::int64_t most_shared_link = -1, most_shared_count = 0;
+  Phase most_shared_phase = 0;
 };
 
 std::string render_report(const ReportData& d);
