@@ -1,12 +1,14 @@
 # Installation (docs/EXECUTOR.md, "Building against an installed commfit"), included by the
 # top-level CMakeLists.txt after every library target exists:
 #   bin/commfit                          the planner CLI
-#   lib/libcommfit_{ir,planner,workloads,exec,exec_fortran}.a
+#   lib/libcommfit_{ir,planner,workloads,exec,exec_fortran,runtime}.a
+#   lib/libcommfit_pmpi.so               the PMPI interposer (LD_PRELOAD, or link it before MPI)
 #   include/commfit/commfit_exec.{h,hpp}, migrate.hpp   the executor: <commfit/commfit_exec.hpp>
 #   include/commfit/commfit_exec.mod     the Fortran module (gfortran's format)
 #   include/commfit/{ir,passes,planner,backends,workloads}/*.h   the planner's headers ("ir/plan.h")
+#   include/commfit/runtime/in_job.hpp   in-job planning (Executor::plan)
 #   lib/cmake/commfit/                   find_package(commfit [COMPONENTS exec ir planner workloads])
-#   lib/pkgconfig/commfit-{exec,ir,planner,workloads}.pc
+#   lib/pkgconfig/commfit-{exec,ir,planner,workloads,runtime}.pc
 #   share/commfit/schemas/*.json         the file formats' JSON schemas
 #   share/man/man1/commfit.1             generated from the CLI's --help (cmake/manpage.cmake)
 # Each library carries only its own dependencies: the executor needs MPI's C library alone.
@@ -18,14 +20,15 @@ set_target_properties(commfit_ir PROPERTIES EXPORT_NAME ir)
 set_target_properties(commfit_planner PROPERTIES EXPORT_NAME planner)
 set_target_properties(commfit_workloads PROPERTIES EXPORT_NAME workloads)
 set(COMMFIT_INSTALL_TARGETS commfit_ir commfit_planner commfit_workloads)
-foreach(t commfit_exec commfit_exec_fortran)
+foreach(t commfit_exec commfit_exec_fortran commfit_runtime commfit_pmpi)
   if(TARGET ${t})
     string(REPLACE "commfit_" "" name ${t})
     set_target_properties(${t} PROPERTIES EXPORT_NAME ${name})
     list(APPEND COMMFIT_INSTALL_TARGETS ${t})
   endif()
 endforeach()
-install(TARGETS ${COMMFIT_INSTALL_TARGETS} EXPORT commfitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS ${COMMFIT_INSTALL_TARGETS} EXPORT commfitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # Headers: the planner's keep their source-tree paths under include/commfit; the executor's public
 # ones sit at its top (executor_impl.h is internal).
@@ -37,6 +40,10 @@ if(TARGET commfit_exec)
   install(FILES ${PROJECT_SOURCE_DIR}/backends/exec/commfit_exec.h ${PROJECT_SOURCE_DIR}/backends/exec/commfit_exec.hpp
                 ${PROJECT_SOURCE_DIR}/backends/exec/migrate.hpp
           DESTINATION ${COMMFIT_INSTALL_INCLUDE})
+endif()
+if(TARGET commfit_runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/in_job.hpp ${PROJECT_SOURCE_DIR}/runtime/adapt.hpp
+          DESTINATION ${COMMFIT_INSTALL_INCLUDE}/runtime)
 endif()
 if(TARGET commfit_exec_fortran)
   install(FILES ${COMMFIT_FORTRAN_MODULE} DESTINATION ${COMMFIT_INSTALL_INCLUDE})
@@ -99,4 +106,7 @@ if(TARGET commfit_exec)
   endif()
   commfit_pc(commfit-exec "commfit executor: replays a plan made by `commfit plan` as a drop-in for MPI_Alltoallv"
     "${mpi_pc}" "-I\${includedir} -I\${includedir}/commfit" "-lcommfit_exec -lcommfit_ir -lstdc++")
+  # In-job planning: the executor and the planner (whose headers need JSON and Eigen).
+  commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (Executor::plan)"
+    "commfit-exec, commfit-planner" "-I\${includedir}/commfit" "-lcommfit_runtime")
 endif()

@@ -3,6 +3,7 @@
 ! exec_write_plan, or by `commfit plan`), exchanges default INTEGERs with it (counts in elements,
 ! MPI_INTEGER) and checks the result against MPI_Alltoallv.
 !   mpirun -np 4 fortran_example formula.plan
+!   mpirun -np 4 fortran_example in-job "strategy=auto"   (plans the pattern inside the job)
 ! The module commfit_exec is the binding in backends/exec/commfit_exec.f90.
 
 program fortran_example
@@ -13,7 +14,7 @@ program fortran_example
   integer(c_int) :: status
   integer, allocatable, target :: sendbuf(:), recvbuf(:), refbuf(:)
   integer(c_int), allocatable :: sc(:), sd(:), rc(:), rd(:)
-  character(len=4096) :: path
+  character(len=4096) :: path, plan_options
   type(commfit_exec_options) :: options
   type(c_ptr) :: ex
 
@@ -38,7 +39,13 @@ program fortran_example
 
   call commfit_exec_default_options(options)
   options%protocol = COMMFIT_EXEC_HANDSHAKE
-  status = commfit_exec_load_f(trim(path) // c_null_char, MPI_COMM_WORLD, options, ex)
+  if (trim(path) == 'in-job') then
+    ! In-job planning: the counts in INTEGERs of 4 bytes, the options as `commfit plan` takes them.
+    call get_command_argument(2, plan_options)
+    status = commfit_exec_plan_f(MPI_COMM_WORLD, sc, rc, 4_c_int, trim(plan_options) // c_null_char, options, ex)
+  else
+    status = commfit_exec_load_f(trim(path) // c_null_char, MPI_COMM_WORLD, options, ex)
+  end if
   if (status /= COMMFIT_EXEC_SUCCESS) then
     if (rank == 0) print '(a)', 'fortran_example: ' // last_error()
     call MPI_Finalize(ierr)

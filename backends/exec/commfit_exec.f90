@@ -30,6 +30,18 @@ module commfit_exec
       type(c_ptr), intent(out) :: ex
     end function
 
+    ! In-job planning (link commfit_runtime): counts in elements of elem_size bytes; plan_options
+    ! "key=value ..." as in commfit_exec.h, NUL-terminated.
+    integer(c_int) function commfit_exec_plan_f(comm, sendcounts, recvcounts, elem_size, plan_options, options, ex) &
+        bind(c, name="commfit_exec_plan_f")
+      import :: c_char, c_int, c_ptr, commfit_exec_options
+      integer(c_int), value :: comm, elem_size
+      integer(c_int), intent(in) :: sendcounts(*), recvcounts(*)
+      character(kind=c_char), intent(in) :: plan_options(*)
+      type(commfit_exec_options), intent(in) :: options
+      type(c_ptr), intent(out) :: ex
+    end function
+
     integer(c_int) function commfit_exec_execute_typed_f(ex, sendbuf, sendcounts, sdispls, sendtype, &
         recvbuf, recvcounts, rdispls, recvtype) bind(c, name="commfit_exec_execute_typed_f")
       import :: c_int, c_ptr

@@ -6,8 +6,15 @@
 //   mpirun -np NP consumer m.plan         load the plan, execute it 10 times, and check every
 //                                         received byte against the formula and MPI_Alltoallv
 //
+//   mpirun -np NP consumer_in_job "strategy=auto"   (the same source built with
+//                                         COMMFIT_CONSUMER_IN_JOB against commfit::runtime) plan the
+//                                         pattern inside the job, then execute and check as above
+//
 // Exit status 0 only when every byte on every rank is right.
 #include <commfit/commfit_exec.hpp>
+#ifdef COMMFIT_CONSUMER_IN_JOB
+#include <commfit/runtime/in_job.hpp>
+#endif
 
 #include <mpi.h>
 
@@ -46,7 +53,7 @@ int write_matrix(const char* path, int np) {
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "--write-matrix") == 0) return write_matrix(argv[2], std::stoi(argv[3]));
   if (argc != 2) {
-    std::fprintf(stderr, "usage: consumer --write-matrix FILE NP | mpirun -np NP consumer PLAN\n");
+    std::fprintf(stderr, "usage: consumer --write-matrix FILE NP | mpirun -np NP consumer PLAN | mpirun -np NP consumer_in_job OPTIONS\n");
     return 2;
   }
   MPI_Init(&argc, &argv);
@@ -65,7 +72,12 @@ int main(int argc, char** argv) {
   }
   long wrong = 0;
   try {
+#ifdef COMMFIT_CONSUMER_IN_JOB
+    // argv[1]: the planner's options ("strategy=auto topology=torus:2x2"), as `commfit plan` takes them.
+    auto ex = commfit::exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), commfit::exec::parse_in_job_options(argv[1]));
+#else
     auto ex = commfit::exec::Executor::load(argv[1], MPI_COMM_WORLD);
+#endif
     std::vector<unsigned char> send(stotal), recv(rtotal), ref(rtotal);
     for (int iter = 0; iter < 10; ++iter) {
       for (int q = 0; q < np; ++q)

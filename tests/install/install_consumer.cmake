@@ -18,7 +18,8 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 # folders, the schemas, the man page; the Fortran module when a Fortran compiler built it.
 set(expected bin/commfit include/commfit/commfit_exec.hpp include/commfit/commfit_exec.h
     include/commfit/migrate.hpp include/commfit/ir/plan.h include/commfit/planner/pipeline.h
-    include/commfit/workloads/generators.h share/commfit/schemas share/man/man1/commfit.1)
+    include/commfit/workloads/generators.h include/commfit/runtime/in_job.hpp lib/libcommfit_pmpi.so
+    share/commfit/schemas share/man/man1/commfit.1)
 if(FORTRAN)
   list(APPEND expected include/commfit/commfit_exec.mod)
 endif()
@@ -31,7 +32,7 @@ file(GLOB schemas ${PREFIX}/share/commfit/schemas/*.json)
 if(NOT schemas)
   message(FATAL_ERROR "no schemas in share/commfit/schemas")
 endif()
-foreach(lib exec ir planner workloads)
+foreach(lib exec ir planner workloads runtime)
   file(GLOB_RECURSE found ${PREFIX}/*/commfit-${lib}.pc)
   if(NOT found)
     message(FATAL_ERROR "no commfit-${lib}.pc under ${PREFIX}")
@@ -74,7 +75,7 @@ step(${CXX} -std=c++17 -fsyntax-only ${WORK}/bare.cpp ${pc_flags})
 
 # The executor's users link none of the planner's dependencies (issue 16): no METIS, no
 # libcrypto, no MPI C++ bindings; MPI's C library, yes.
-foreach(exe ${WORK}/build-cmake/consumer ${WORK}/consumer-pc)
+foreach(exe ${WORK}/build-cmake/consumer ${WORK}/consumer-pc ${WORK}/build-cmake/consumer_in_job)
   execute_process(COMMAND ldd ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE libs ERROR_VARIABLE err)
   message("$ ldd ${exe}\n${libs}${err}")
   if(NOT rc STREQUAL "0")
@@ -109,3 +110,6 @@ step(${MPIRUN} ${WORK}/consumer-pc ${WORK}/m.cfp)
 # The plan made in-process by the installed planner library is the one the installed CLI made.
 step(${WORK}/build-planner/plan_in_process ${WORK}/m.json ${WORK}/m-lib.plan)
 step(${MPIRUN} ${WORK}/build-cmake/consumer ${WORK}/m-lib.plan)
+# In-job planning with the installed runtime library (find_package(commfit COMPONENTS runtime)).
+step(${MPIRUN} ${WORK}/build-cmake/consumer_in_job "strategy=auto")
+step(${MPIRUN} ${WORK}/build-cmake/consumer_in_job "strategy=bounded concurrency=2 network=ib")

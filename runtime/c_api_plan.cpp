@@ -1,0 +1,41 @@
+// The C and Fortran bindings of in-job planning (commfit_exec.h: commfit_exec_plan): the options
+// string parsed as runtime/in_job.hpp's parse_in_job_options, the counts scaled to bytes.
+#include "backends/exec/c_api_detail.h"
+#include "ir/error.h"
+#include "runtime/in_job.hpp"
+
+#include <cstdint>
+#include <vector>
+
+using namespace commfit::exec::c_api;
+
+extern "C" {
+
+int commfit_exec_plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, int elem_size, const char* plan_options,
+                      const commfit_exec_options* options, commfit_exec_t* out) {
+  if (!out) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: out is NULL");
+  *out = nullptr;
+  if (!sendcounts || !recvcounts) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: the counts are NULL");
+  if (elem_size < 1) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: elem_size must be at least 1");
+  commfit::exec::InJobOptions o;
+  try {   // the same string on every rank gives the same verdict on every rank
+    o = commfit::exec::parse_in_job_options(plan_options ? plan_options : "");
+  } catch (const std::exception& e) {
+    return fail(COMMFIT_EXEC_ERR_USAGE, std::string("commfit_exec_plan: ") + e.what());
+  }
+  o.exec = to_options(options);
+  return guarded([&] {
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    std::vector<std::int64_t> s(static_cast<std::size_t>(size)), r(s.size());
+    for (int j = 0; j < size; ++j) s[j] = std::int64_t{sendcounts[j]} * elem_size, r[j] = std::int64_t{recvcounts[j]} * elem_size;
+    *out = new commfit_exec_s{commfit::exec::plan_in_job(comm, s.data(), r.data(), o)};
+  });
+}
+
+int commfit_exec_plan_f(MPI_Fint comm, const int* sendcounts, const int* recvcounts, int elem_size, const char* plan_options,
+                        const commfit_exec_options* options, commfit_exec_t* out) {
+  return commfit_exec_plan(MPI_Comm_f2c(comm), sendcounts, recvcounts, elem_size, plan_options, options, out);
+}
+
+}  // extern "C"

@@ -1,0 +1,291 @@
+// In-job planning (runtime/in_job.hpp): gather the count matrix on the root, plan it there with
+// make_plan, send each rank its schedule, build the executors.
+#include "runtime/in_job.hpp"
+
+#include "backends/atomic_output.h"
+#include "backends/exec/executor_impl.h"
+#include "backends/plan_dir.h"
+#include "ir/comm_matrix.h"
+#include "ir/error.h"
+#include "ir/matrix_io.h"
+#include "ir/network_sim.h"
+#include "planner/near_miss.h"
+#include "planner/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <new>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+namespace commfit::exec {
+namespace {
+
+const std::vector<std::string> kKeys = {"strategy", "algorithm", "variant", "method", "concurrency", "max-outstanding", "chunk",
+                                        "memory", "topology", "network", "tau", "bandwidth", "overhead", "seed", "keep", "root"};
+
+// Frees the planning's own duplicate of the communicator on every way out.
+struct CommGuard {
+  MPI_Comm comm = MPI_COMM_NULL;
+  ~CommGuard() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+// This rank's nonzero counts as (peer, bytes) pairs, flattened; a problem goes to `error`.
+std::vector<std::int64_t> nonzero_pairs(const std::int64_t* bytes, int size, const char* what, std::string& error) {
+  std::vector<std::int64_t> out;
+  for (int j = 0; j < size; ++j) {
+    if (bytes[j] < 0 || static_cast<std::uint64_t>(bytes[j]) > kMaxMessageBytes) {
+      if (error.empty()) error = std::string(what) + "[" + std::to_string(j) + "] = " + std::to_string(bytes[j]) + " bytes: not a message size";
+      continue;
+    }
+    if (bytes[j] > 0) out.insert(out.end(), {j, bytes[j]});
+  }
+  return out;
+}
+
+// Every rank's pairs on the root (empty elsewhere); `per_rank` gets each rank's pair count there.
+std::vector<std::int64_t> gather_pairs(MPI_Comm comm, int root, const std::vector<std::int64_t>& mine, std::vector<int>& per_rank,
+                                       std::string& root_error) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(rank == root ? static_cast<std::size_t>(size) : 0), displs(counts.size());
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) displs[r] = static_cast<int>(std::min<std::int64_t>(total, INT_MAX)), total += counts[r];
+  // MPI counts are int: a matrix of more than 2^30 messages would need several gathers.
+  int too_many = rank == root && total > INT_MAX;
+  MPI_Bcast(&too_many, 1, MPI_INT, root, comm);
+  if (too_many) {
+    if (rank == root) root_error = "the matrix has more than 2^30 messages: plan it offline with commfit plan";
+    return {};
+  }
+  std::vector<std::int64_t> all(static_cast<std::size_t>(total));
+  MPI_Gatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, root, comm);
+  per_rank = std::move(counts);
+  return all;
+}
+
+// The matrix from the gathered rows, checked against the gathered columns: every rank's receive
+// counts must be what the others send it.
+CommMatrix matrix_from(int size, const std::vector<std::int64_t>& rows, const std::vector<int>& row_counts, const std::vector<std::int64_t>& cols,
+                       const std::vector<int>& col_counts, std::string& error) {
+  std::vector<Message> sent, expected;
+  std::size_t k = 0;
+  for (int r = 0; r < size; ++r)
+    for (int i = 0; i < row_counts[static_cast<std::size_t>(r)]; i += 2, k += 2)
+      sent.push_back({r, static_cast<Rank>(rows[k]), static_cast<Bytes>(rows[k + 1])});
+  k = 0;
+  for (int r = 0; r < size; ++r)
+    for (int i = 0; i < col_counts[static_cast<std::size_t>(r)]; i += 2, k += 2)
+      expected.push_back({static_cast<Rank>(cols[k]), r, static_cast<Bytes>(cols[k + 1])});
+  auto order = [](const Message& a, const Message& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); };
+  std::sort(expected.begin(), expected.end(), order);   // `sent` is in (src, dst) order already
+  const auto [a, b] = std::mismatch(sent.begin(), sent.end(), expected.begin(), expected.end());
+  if (a != sent.end() || b != expected.end()) {
+    // The first pair (src, dst) where the two sides disagree.
+    const bool from_sender = b == expected.end() || (a != sent.end() && !order(*b, *a));
+    const Message& m = from_sender ? *a : *b;
+    Bytes other = 0;
+    if (from_sender && b != expected.end() && b->src == m.src && b->dst == m.dst) other = b->bytes;
+    if (!from_sender && a != sent.end() && a->src == m.src && a->dst == m.dst) other = a->bytes;
+    const Bytes sends = from_sender ? m.bytes : other, receives = from_sender ? other : m.bytes;
+    error = "rank " + std::to_string(m.src) + " sends " + std::to_string(sends) + " bytes to rank " + std::to_string(m.dst) +
+            ", which expects " + std::to_string(receives) + ": the counts are not one MPI_Alltoallv's";
+    return {};
+  }
+  return make_matrix(size, std::move(sent));
+}
+
+void send_text(MPI_Comm comm, int to, const std::string& text) {
+  const std::int64_t n = static_cast<std::int64_t>(text.size());
+  MPI_Send(&n, 1, MPI_INT64_T, to, 1, comm);
+  for (std::int64_t at = 0; at < n; at += INT_MAX)
+    MPI_Send(text.data() + at, static_cast<int>(std::min<std::int64_t>(INT_MAX, n - at)), MPI_CHAR, to, 2, comm);
+}
+
+std::string recv_text(MPI_Comm comm, int from) {
+  std::int64_t n = 0;
+  MPI_Recv(&n, 1, MPI_INT64_T, from, 1, comm, MPI_STATUS_IGNORE);
+  std::string text(static_cast<std::size_t>(n), '\0');
+  for (std::int64_t at = 0; at < n; at += INT_MAX)
+    MPI_Recv(text.data() + at, static_cast<int>(std::min<std::int64_t>(INT_MAX, n - at)), MPI_CHAR, from, 2, comm, MPI_STATUS_IGNORE);
+  return text;
+}
+
+}  // namespace
+
+void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value) {
+  PlanOptions& p = o.plan;
+  auto quantity = [&](Quantity kind, const char* what) {
+    const std::optional<double> q = parse_quantity(value, kind);
+    if (!q || !(*q >= 0)) throw UsageError(key + "=" + value + ": expected " + what);
+    return *q;
+  };
+  auto whole = [&](const char* what) -> std::uint64_t {
+    std::size_t used = 0;
+    try {
+      const unsigned long long v = std::stoull(value, &used);
+      if (used == value.size() && value[0] != '-') return v;
+    } catch (const std::exception&) {
+    }
+    throw UsageError(key + "=" + value + ": expected " + what);
+  };
+  if (key == "strategy") p.strategy = value;
+  else if (key == "algorithm") p.algorithm = value;
+  else if (key == "variant") p.variant = value;
+  else if (key == "method") p.method = value;
+  else if (key == "concurrency") p.concurrency = value;
+  else if (key == "max-outstanding") p.max_outstanding = value;
+  else if (key == "chunk") p.chunk = static_cast<Bytes>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 64KiB)"));
+  else if (key == "memory") o.memory_per_rank = static_cast<std::int64_t>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 8MiB)"));
+  else if (key == "topology") p.topology = Topology::parse(value);
+  else if (key == "network") {
+    const std::optional<Network> n = parse_network(value);
+    if (!n) throw UsageError("network=" + value + ": expected flow or ib");
+    p.cost.network.model = *n;
+  } else if (key == "tau") p.cost.tau_s = quantity(Quantity::seconds, "a time (2us, 500ns, or seconds)");
+  else if (key == "bandwidth") p.cost.bandwidth_Bps = quantity(Quantity::rate, "a rate (12.5GB/s, 100Gbps, or bytes per second)");
+  else if (key == "overhead") p.cost.network.overhead_s = quantity(Quantity::seconds, "a time (500ns, or seconds)");
+  else if (key == "seed") p.seed = whole("a whole number");
+  else if (key == "keep") o.keep = value;
+  else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(whole("a rank"), INT_MAX));
+  else {
+    std::string keys;
+    for (const std::string& k : kKeys) keys += (keys.empty() ? "" : ", ") + k;
+    throw UsageError("unknown in-job planning option \"" + key + "\"" + did_you_mean(key, kKeys) + " (keys: " + keys + ")");
+  }
+}
+
+InJobOptions parse_in_job_options(const std::string& spec) {
+  InJobOptions o;
+  std::istringstream words(spec);
+  for (std::string word; words >> word;) {
+    const std::size_t eq = word.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("\"" + word + "\": expected key=value");
+    set_in_job_option(o, word.substr(0, eq), word.substr(eq + 1));
+  }
+  return o;
+}
+
+CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, int root) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string local;
+  const std::vector<std::int64_t> row = nonzero_pairs(sendbytes, size, "sendcounts", local);
+  const std::vector<std::int64_t> col = nonzero_pairs(recvbytes, size, "recvcounts", local);
+  agree(comm, Error::Kind::usage, local);
+  std::string root_error;
+  std::vector<int> row_counts, col_counts;
+  const std::vector<std::int64_t> rows = gather_pairs(comm, root, row, row_counts, root_error);
+  const std::vector<std::int64_t> cols = root_error.empty() ? gather_pairs(comm, root, col, col_counts, root_error) : std::vector<std::int64_t>{};
+  CommMatrix m;
+  if (rank == root && root_error.empty()) m = matrix_from(size, rows, row_counts, cols, col_counts, root_error);
+  agree(comm, Error::Kind::counts, root_error);
+  return m;
+}
+
+Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
+                     InJobReport* report) {
+  const double start = MPI_Wtime();
+  int is_inter = 0;
+  MPI_Comm_test_inter(user_comm, &is_inter);
+  if (is_inter) throw Error(Error::Kind::usage, 0, "in-job planning needs an intracommunicator");
+  CommGuard guard;   // the gathers and the schedules travel on a duplicate: never matched by the application
+  MPI_Comm_dup(user_comm, &guard.comm);
+  const MPI_Comm comm = guard.comm;
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int root = options.root;
+  agree(comm, Error::Kind::usage,
+        root < 0 || root >= size ? "root " + std::to_string(root) + " is not a rank of the communicator (" + std::to_string(size) + " ranks)" : "");
+
+  CommMatrix m = gather_matrix(comm, sendbytes, recvbytes, root);
+  std::string local, root_error;
+
+  // The root plans; anything it throws becomes every rank's error.
+  Plan plan;
+  if (rank == root) {
+    try {
+      {
+        PlanOptions po = options.plan;
+        if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
+        plan = make_plan(m, po);
+        if (!options.keep.empty()) {
+          const std::filesystem::path dir(options.keep);
+          std::filesystem::create_directories(dir);
+          write_file_atomic(matrix_json(m), dir / "matrix.json");
+          write_plan_dir(plan, dir / "plan");
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      root_error = "out of memory while planning";
+    } catch (const std::exception& e) {
+      root_error = e.what();
+    }
+  }
+  const int failed = first_failing_rank(comm, !root_error.empty());
+  if (failed >= 0) raise_agreed(comm, failed, Error::Kind::plan, root_error);
+
+  // Each rank its schedule (as its rank file holds it), and everyone the plan's summary.
+  std::string mine, summary;
+  if (rank == root) {
+    for (int r = 0; r < size; ++r) {
+      std::string text = rank_schedule_json(plan.ranks[static_cast<std::size_t>(r)]);
+      if (r == root) mine = std::move(text);
+      else send_text(comm, r, text);
+    }
+    nlohmann::json s = {{"phases", plan.manifest.phases}, {"estimate_s", plan.manifest.cost.estimate_s}, {"strategy", plan.manifest.strategy}};
+    if (auto it = plan.manifest.options.find("chosen"); it != plan.manifest.options.end() && it->is_string()) s["chosen"] = *it;
+    std::uint64_t messages = 0;
+    for (const RankSchedule& r : plan.ranks)
+      for (const PeerBytes& pb : r.sends) messages += pb.peer != r.rank;
+    s["messages"] = messages;
+    summary = s.dump();
+    plan = Plan{};   // the schedules are out: free the rest before the executors are built
+  } else {
+    mine = recv_text(comm, root);
+  }
+  std::int64_t n = static_cast<std::int64_t>(summary.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, root, comm);
+  summary.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(summary.data(), static_cast<int>(n), MPI_CHAR, root, comm);
+
+  RankSchedule schedule;
+  try {
+    schedule = parse_rank_schedule(mine, "in-job plan, rank " + std::to_string(rank));
+  } catch (const std::exception& e) {
+    local = e.what();
+  }
+  agree(comm, Error::Kind::plan, local);
+  Executor ex = Executor::from_schedule(schedule, user_comm, options.exec, "in-job plan");
+  if (report) {
+    report->schedule = std::move(schedule);
+    const nlohmann::json s = nlohmann::json::parse(summary);
+    report->messages = s.at("messages").get<std::uint64_t>();
+    report->phases = s.at("phases").get<std::uint32_t>();
+    report->estimate_s = s.at("estimate_s").get<double>();
+    report->strategy = s.at("strategy").get<std::string>();
+    report->chosen = s.value("chosen", "");
+    report->plan_seconds = MPI_Wtime() - start;
+  }
+  return ex;
+}
+
+Executor Executor::plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  std::vector<std::int64_t> s(sendcounts, sendcounts + size), r(recvcounts, recvcounts + size);
+  return plan_in_job(comm, s.data(), r.data(), options);
+}
+
+}  // namespace commfit::exec

@@ -1,0 +1,64 @@
+// In-job planning (docs/EXECUTOR.md, "Planning inside the job"): Executor::plan gathers the count
+// matrix of one MPI_Alltoallv, plans it on one rank with the planner `commfit plan` runs (same
+// options, same deterministic plans), scatters each rank its schedule and returns an Executor:
+//
+//   commfit::exec::InJobOptions o = commfit::exec::parse_in_job_options("strategy=auto");
+//   auto ex = commfit::exec::Executor::plan(MPI_COMM_WORLD, sendcounts, recvcounts, o);  // bytes
+//   for (...) ex.execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls);
+//
+// Library commfit_runtime (CMake commfit::runtime, pkg-config commfit-runtime): the executor and
+// the planner together. Programs that only replay plans made offline link commfit::exec alone.
+#pragma once
+
+#include "commfit_exec.hpp"
+#include "ir/comm_matrix.h"
+#include "planner/pipeline.h"
+
+#include <cstdint>
+#include <string>
+
+namespace commfit::exec {
+
+struct InJobOptions {
+  commfit::PlanOptions plan;   // what `commfit plan` takes: strategy and its options, topology,
+                               // cost and network model, memory per rank, seed
+  Options exec;                // the executor's options
+  std::string keep;            // non-empty: the root writes KEEP/matrix.json and the plan
+                               // KEEP/plan (a directory) for `commfit verify`, `report`, `plan`
+  int root = 0;                // the rank that plans
+  std::int64_t memory_per_rank = -1;   // >= 0: free bytes of every rank (the memory strategy)
+};
+
+// Options from "key=value" words separated by blanks (the C and Fortran bindings and the PMPI
+// interposer's COMMFIT_* variables use the same keys): strategy, algorithm, variant, method,
+// concurrency, max-outstanding, chunk, memory (per rank, with a unit: 8MiB), topology, network
+// (flow | ib), tau, bandwidth, overhead (with units), seed, keep, root. Throws UsageError naming
+// an unknown key (with a suggestion) or a bad value.
+InJobOptions parse_in_job_options(const std::string& spec);
+
+// Applies one key=value to `o` (what parse_in_job_options does for each word).
+void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value);
+
+// What Executor::plan did, for the interposer's summary and the tests (valid on every rank).
+struct InJobReport {
+  std::uint64_t messages = 0;   // network messages of the matrix
+  std::uint32_t phases = 0;
+  double estimate_s = 0;        // the plan's estimate under its cost model
+  double plan_seconds = 0;      // wall time of the whole collective planning on this rank
+  std::string strategy;         // as the manifest names it ("auto" with "chosen" below)
+  std::string chosen;           // --strategy auto: the candidate chosen
+  RankSchedule schedule;        // this rank's schedule (for pattern reuse, runtime/adapt.hpp)
+};
+
+// Collective: the count matrix of one MPI_Alltoallv on `root` (the others get an empty matrix),
+// each rank contributing its row; every rank's receive counts are checked against what the others
+// send it. Throws Error (counts) on every rank when they disagree. For recording patterns.
+CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, int root);
+
+// Executor::plan with a report. The counts are this rank's row and column of the matrix in bytes
+// (MPI_Alltoallv's counts times the datatypes' sizes): 64-bit so that a message of more than
+// 2^31 - 1 bytes is planned rather than truncated (the executor then splits it).
+Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
+                     const InJobOptions& options, InJobReport* report = nullptr);
+
+}  // namespace commfit::exec

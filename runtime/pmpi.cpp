@@ -1,0 +1,493 @@
+// libcommfit_pmpi.so: MPI_Alltoallv (and MPI_Alltoall) through commfit without a code change
+// (docs/EXECUTOR.md, "The PMPI interposer"). Load it with LD_PRELOAD, or link it before MPI.
+//
+// Every intercepted call first agrees, with one small MPI_Allreduce on a private duplicate of the
+// communicator, on whether every rank can take commfit's path and on a 128-bit signature of the
+// whole count matrix (each rank folds a hash of its own byte counts into it). A signature seen
+// COMMFIT_THRESHOLD times is planned in-job (runtime/in_job.hpp) and its executor cached on the
+// communicator; from then on that pattern is replayed. A new signature whose sparsity pattern (a
+// second agreed signature, of where the counts are nonzero) is a planned one's is adapted at once
+// from that plan (runtime/adapt.hpp), or re-planned when the cost model says the adapted plan is
+// too far off. Any other call goes to PMPI untouched:
+// MPI_IN_PLACE, non-contiguous datatypes, intercommunicators, one rank, a pattern that failed to
+// plan, or one beyond COMMFIT_MAX_PLANS. Because every decision follows the agreed signature, all
+// ranks always take the same path. With MPI_THREAD_MULTIPLE the interposer turns itself off and
+// says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+#include "backends/exec/executor_impl.h"
+#include "ir/error.h"
+#include "ir/matrix_io.h"
+#include "runtime/adapt.hpp"
+#include "runtime/in_job.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using commfit::exec::Executor;
+using commfit::exec::InJobOptions;
+
+struct Config {
+  bool on = true;
+  int threshold = 3;              // COMMFIT_THRESHOLD: plan a pattern on its Nth call (>= 1)
+  int verbose = 1;                // COMMFIT_VERBOSE: 0 nothing, 1 the summary, 2 every decision
+  std::size_t max_plans = 8;      // COMMFIT_MAX_PLANS: planned patterns per communicator (then the
+                                  // least recently used one's plan is dropped)
+  bool adapt = true;              // COMMFIT_ADAPT: reuse a plan for new sizes of its pattern
+  double slack = 1.25;            // COMMFIT_ADAPT_SLACK: adapted estimate / LB at most this x the plan's
+  std::string plan_file;          // COMMFIT_PLAN: a plan made by `commfit plan`, used where it fits
+  std::string record;             // COMMFIT_RECORD: directory for every pattern's matrix
+  InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
+  std::string why_off;            // set when the interposer turned itself off
+};
+
+Config config;
+int world_rank = 0;
+// Set while the interposer's own code runs: the executor and the planner's gathers call MPI
+// collectives (an MPI_Alltoall among them), which must go straight to MPI, not round again.
+bool inside = false;
+struct Inside {
+  Inside() { inside = true; }
+  ~Inside() { inside = false; }
+};
+
+// What one rank saw, summed over its communicators (those freed, and at MPI_Finalize the rest).
+struct Totals {
+  double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
+  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0;
+  double plan_seconds = 0, saved_seconds = 0;
+  std::string chosen;   // the last planned pattern's strategy, for the summary
+};
+Totals totals;
+
+std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// One pattern of one communicator.
+struct Signature {
+  std::uint64_t a = 0, b = 0;
+  friend bool operator<(const Signature& x, const Signature& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; }
+  friend bool operator==(const Signature& x, const Signature& y) { return x.a == y.a && x.b == y.b; }
+};
+
+struct Pattern {
+  std::int64_t calls = 0;
+  std::uint64_t last_use = 0;        // the communicator's call count at its last call
+  Signature structure;               // where its counts are nonzero
+  std::unique_ptr<Executor> executor;
+  commfit::RankSchedule schedule;    // this rank's part of the plan, for adapting it
+  bool failed = false;               // planning or a replay failed: always MPI from now on
+  // MPI's time per call of this pattern is measured on the calls before it is planned, leaving out
+  // the first (it pays MPI's connection set-up) unless it is the only one.
+  double first_mpi_seconds = 0, mpi_seconds = 0, replay_seconds = 0;
+  std::int64_t mpi_calls = 0, replays = 0;
+  double mpi_per_call() const {
+    return mpi_calls > 1 ? mpi_seconds / static_cast<double>(mpi_calls - 1) : first_mpi_seconds;
+  }
+};
+
+struct CommState {
+  MPI_Comm agree = MPI_COMM_NULL;    // private duplicate for the agreement
+  bool passthrough = false;          // intercommunicator or one rank: nothing to do
+  int rank = 0, size = 0;
+  std::map<Signature, Pattern> patterns;
+  std::size_t planned = 0;
+  std::uint64_t calls = 0;
+  std::unique_ptr<Executor> file_plan;           // COMMFIT_PLAN, when it is a plan for this size
+  std::vector<std::int64_t> file_sends, file_recvs;
+  std::vector<std::int64_t> sendbytes, recvbytes;   // this call's counts in bytes
+};
+
+int keyval = MPI_KEYVAL_INVALID;
+std::vector<std::pair<MPI_Comm, CommState*>> live;   // for MPI_Finalize: the states still attached
+MPI_Op fold_op = MPI_OP_NULL;
+
+void retire(CommState* s) {
+  for (auto& [sig, p] : s->patterns) {
+    if (p.replays > 0 && p.mpi_calls > 0) totals.saved_seconds += static_cast<double>(p.replays) * p.mpi_per_call() - p.replay_seconds;
+    p.executor.reset();   // frees the executor's duplicate
+  }
+  s->file_plan.reset();
+  if (s->agree != MPI_COMM_NULL) PMPI_Comm_free(&s->agree);
+  for (auto it = live.begin(); it != live.end(); ++it)
+    if (it->second == s) {
+      live.erase(it);
+      break;
+    }
+  delete s;
+}
+
+int delete_state(MPI_Comm, int, void* value, void*) {
+  retire(static_cast<CommState*>(value));
+  return MPI_SUCCESS;
+}
+
+// v[0]: OR of flags; v[1..4]: XOR of the ranks' parts of the two signatures.
+void fold(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  b[0] |= a[0];
+  for (int k = 1; k < *len; ++k) b[k] ^= a[k];
+}
+
+void say(const char* fmt, const std::string& text) {
+  if (world_rank == 0 && config.verbose > 0) std::fprintf(stderr, fmt, text.c_str());
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+void read_config() {
+  try {
+    if (const char* v = env("COMMFIT_PMPI")) config.on = std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0;
+    auto whole = [](const char* name, long lo) -> long {
+      const char* v = env(name);
+      char* end = nullptr;
+      const long x = std::strtol(v, &end, 10);
+      if (*end != '\0' || x < lo) throw commfit::UsageError(std::string(name) + "=" + v + ": expected a whole number >= " + std::to_string(lo));
+      return x;
+    };
+    if (env("COMMFIT_THRESHOLD")) config.threshold = static_cast<int>(whole("COMMFIT_THRESHOLD", 1));
+    if (env("COMMFIT_VERBOSE")) config.verbose = static_cast<int>(whole("COMMFIT_VERBOSE", 0));
+    if (env("COMMFIT_MAX_PLANS")) config.max_plans = static_cast<std::size_t>(whole("COMMFIT_MAX_PLANS", 1));
+    if (env("COMMFIT_ADAPT")) config.adapt = whole("COMMFIT_ADAPT", 0) != 0;
+    if (const char* v = env("COMMFIT_ADAPT_SLACK")) {
+      char* end = nullptr;
+      config.slack = std::strtod(v, &end);
+      if (*end != '\0' || !(config.slack >= 1)) throw commfit::UsageError(std::string("COMMFIT_ADAPT_SLACK=") + v + ": expected a number >= 1");
+    }
+    if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
+    if (const char* v = env("COMMFIT_RECORD")) config.record = v;
+    config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
+    config.options.exec.count_check = commfit::exec::CountCheck::first_call;   // the signature is agreed already
+    if (const char* v = env("COMMFIT_OPTIONS")) {
+      const InJobOptions parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
+      config.options.plan = parsed.plan;
+      config.options.memory_per_rank = parsed.memory_per_rank;
+      config.options.keep = parsed.keep;
+      config.options.root = parsed.root;
+    }
+    for (const auto& [name, key] : {std::pair{"COMMFIT_STRATEGY", "strategy"}, {"COMMFIT_TOPOLOGY", "topology"}, {"COMMFIT_NETWORK", "network"}})
+      if (const char* v = env(name)) {
+        try {
+          commfit::exec::set_in_job_option(config.options, key, v);
+        } catch (const std::exception& e) {
+          throw commfit::UsageError(std::string(name) + ": " + e.what());
+        }
+      }
+  } catch (const std::exception& e) {
+    config.on = false;
+    config.why_off = e.what();
+  }
+}
+
+void after_init(int provided) {
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  read_config();
+  if (config.on && provided == MPI_THREAD_MULTIPLE) {
+    config.on = false;
+    config.why_off = "MPI_THREAD_MULTIPLE: the interposer's cache is not shared between threads";
+  }
+  if (!config.why_off.empty()) say("commfit-pmpi: off (%s); every call goes to MPI\n", config.why_off);
+  if (!config.on) return;
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, nullptr);
+  PMPI_Op_create(fold, 1, &fold_op);
+}
+
+// The state of `comm`, made on its first intercepted call (collective: every rank calls together).
+CommState* state_of(MPI_Comm comm) {
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, keyval, &value, &found);
+  if (found) return static_cast<CommState*>(value);
+  auto* s = new CommState;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  PMPI_Comm_rank(comm, &s->rank);
+  PMPI_Comm_size(comm, &s->size);
+  s->passthrough = inter || s->size < 2;
+  if (!s->passthrough) {
+    PMPI_Comm_dup(comm, &s->agree);
+    if (!config.plan_file.empty()) {
+      // The plan file serves this communicator when every rank reads its schedule for this size
+      // (agreed before the executor, which is collective, is built; it agrees on its own errors).
+      try {
+        std::string origin, error;
+        commfit::RankSchedule rs;
+        try {
+          rs = commfit::exec::read_plan_rank(config.plan_file, s->rank, s->size, origin);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        commfit::exec::agree(s->agree, commfit::exec::Error::Kind::plan, error);
+        s->file_plan = std::make_unique<Executor>(Executor::from_schedule(rs, comm, config.options.exec, config.plan_file));
+        s->file_sends.assign(static_cast<std::size_t>(s->size), 0);
+        s->file_recvs.assign(static_cast<std::size_t>(s->size), 0);
+        for (const auto& pb : rs.sends) s->file_sends[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
+        for (const auto& pb : rs.recvs) s->file_recvs[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
+      } catch (const std::exception& e) {
+        s->file_plan.reset();
+        if (s->rank == 0 && config.verbose > 1) std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN not used on a %d-rank communicator: %s\n", s->size, e.what());
+      }
+    }
+  }
+  PMPI_Comm_set_attr(comm, keyval, s);
+  live.emplace_back(comm, s);
+  return s;
+}
+
+bool contiguous(MPI_Datatype t, std::int64_t& size) {
+  int sz = 0;
+  MPI_Aint lb = 0, extent = 0;
+  if (PMPI_Type_size(t, &sz) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS) return false;
+  size = sz;
+  return lb == 0 && extent == sz && sz > 0;
+}
+
+// One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
+// told through the agreement).
+template <class ToMpi>
+int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
+             const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi) {
+  if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
+  const Inside guard;
+  CommState* s = state_of(comm);
+  if (s->passthrough) return to_mpi();
+  ++totals.calls;
+  // This rank's view: can it take commfit's path, and its counts' hash.
+  std::int64_t ssize = 0, rsize = 0;
+  bool eligible = local_ok && sendbuf != MPI_IN_PLACE && contiguous(stype, ssize) && contiguous(rtype, rsize);
+  std::uint64_t h = mix(static_cast<std::uint64_t>(s->size)), z = h;
+  s->sendbytes.resize(static_cast<std::size_t>(s->size));
+  s->recvbytes.resize(static_cast<std::size_t>(s->size));
+  bool file_fits = s->file_plan != nullptr;
+  if (eligible)
+    for (int j = 0; j < s->size; ++j) {
+      s->sendbytes[j] = std::int64_t{scounts[j]} * ssize, s->recvbytes[j] = std::int64_t{rcounts[j]} * rsize;
+      h = mix(h ^ static_cast<std::uint64_t>(s->sendbytes[j])) + static_cast<std::uint64_t>(s->recvbytes[j]);
+      z = mix(z ^ ((s->sendbytes[j] > 0 ? 1u : 0u) | (s->recvbytes[j] > 0 ? 2u : 0u)));
+      if (file_fits && (s->sendbytes[j] != s->file_sends[j] || s->recvbytes[j] != s->file_recvs[j])) file_fits = false;
+    }
+  const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
+  std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u), mix(h ^ r1), mix(h + r2), mix(z ^ r1), mix(z + r2)};
+  std::uint64_t all[5];
+  PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, s->agree);
+  ++s->calls;
+  if (all[0] & 1) {
+    ++totals.not_eligible;
+    return to_mpi();
+  }
+  if (!(all[0] & 2)) {   // the plan file's pattern, on every rank
+    try {
+      s->file_plan->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
+      ++totals.replayed, ++totals.from_file;
+      return MPI_SUCCESS;
+    } catch (const std::exception& e) {
+      say("commfit-pmpi: the COMMFIT_PLAN replay failed (%s); it is not used again\n", e.what());
+      s->file_plan.reset();
+      ++totals.to_mpi;
+      return to_mpi();
+    }
+  }
+  const Signature sig{all[1], all[2]};
+  auto [it, is_new] = s->patterns.try_emplace(sig);
+  Pattern& p = it->second;
+  p.last_use = s->calls;
+  if (is_new) {
+    p.structure = {all[3], all[4]};
+    // Sizes that never repeat must not grow the table without bound: past 1024 signatures, forget
+    // those without a plan (the same ones on every rank).
+    if (s->patterns.size() > 1024)
+      for (auto k = s->patterns.begin(); k != s->patterns.end();)
+        k = !k->second.executor && &k->second != &p ? s->patterns.erase(k) : std::next(k);
+    ++totals.patterns;
+    if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
+    if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
+      try {
+        const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->sendbytes.data(), s->recvbytes.data(), 0);
+        if (s->rank == 0) {
+          char name[64];
+          std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", s->size, sig.a);
+          std::filesystem::create_directories(config.record);
+          std::FILE* f = std::fopen((std::filesystem::path(config.record) / name).c_str(), "wb");
+          const std::string text = commfit::matrix_json(m);
+          if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) say("commfit-pmpi: cannot write into COMMFIT_RECORD=%s\n", config.record);
+          if (f) std::fclose(f);
+        }
+      } catch (const std::exception& e) {
+        say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
+      }
+    }
+  }
+  ++p.calls;
+  // New sizes of a planned sparsity pattern: adapt that plan now (or re-plan, as the cost model says).
+  const Pattern* model = nullptr;
+  if (is_new && config.adapt)
+    for (const auto& [other_sig, other] : s->patterns)
+      if (other.executor && other.structure == p.structure && !(other_sig == sig)) {
+        model = &other;
+        break;
+      }
+  const bool plan_now = !p.executor && !p.failed && (model || p.calls >= config.threshold);
+  if (plan_now && s->planned >= config.max_plans) {
+    // Make room: drop the least recently used plan (the same one on every rank).
+    Pattern* lru = nullptr;
+    for (auto& [other_sig, other] : s->patterns)
+      if (other.executor && &other != model && (!lru || other.last_use < lru->last_use)) lru = &other;
+    if (lru) {
+      lru->executor.reset();
+      lru->schedule = {};
+      --s->planned, ++totals.evicted;
+    }
+  }
+  if (plan_now && model && s->planned < config.max_plans) {
+    commfit::exec::AdaptReport report;
+    try {
+      char fingerprint[80];
+      std::snprintf(fingerprint, sizeof fingerprint, "sha256:%016" PRIx64 "%016" PRIx64 "%032x", sig.a, sig.b, 0u);
+      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->sendbytes.data(), s->recvbytes.data(), fingerprint,
+                                                                           config.options, config.slack, &report));
+      p.schedule = std::move(report.schedule);
+      ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
+      totals.plan_seconds += report.seconds;
+      if (config.verbose > 1 && world_rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: new sizes of a planned %d-rank pattern: %s (estimate / LB %.3f, the plan's %.3f), %.4f s\n", s->size,
+                     report.adapted ? "adapted" : ("re-planned: " + report.why).c_str(), report.new_ratio, report.old_ratio, report.seconds);
+    } catch (const std::exception& e) {
+      p.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: adapting a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+  } else if (plan_now && s->planned < config.max_plans) {
+    commfit::exec::InJobReport report;
+    try {
+      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->sendbytes.data(), s->recvbytes.data(), config.options, &report));
+      p.schedule = std::move(report.schedule);
+      ++s->planned, ++totals.planned;
+      totals.plan_seconds += report.plan_seconds;
+      totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
+      if (config.verbose > 1 && world_rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages): %s, %u phases, estimate %.3g s, %.3f s to plan\n",
+                     s->size, report.messages, totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+    } catch (const std::exception& e) {
+      p.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+  }
+  if (p.executor) {
+    const double t = PMPI_Wtime();
+    try {
+      p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
+      p.replay_seconds += PMPI_Wtime() - t;
+      ++p.replays, ++totals.replayed;
+      return MPI_SUCCESS;
+    } catch (const std::exception& e) {   // agreed on every rank: all fall back together
+      say("commfit-pmpi: a replay failed (%s); this pattern goes to MPI\n", e.what());
+      p.executor.reset();
+      p.failed = true;
+    }
+  }
+  const double t = PMPI_Wtime();
+  const int rc = to_mpi();
+  (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += PMPI_Wtime() - t;
+  ++p.mpi_calls, ++totals.to_mpi;
+  return rc;
+}
+
+void print_summary() {
+  // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
+  double counts[11] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
+                       totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
+                       totals.adapted,  totals.replanned, totals.evicted};
+  double times[2] = {totals.plan_seconds, totals.saved_seconds};
+  double max_counts[11], sum_times[2];
+  int size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  PMPI_Reduce(counts, max_counts, 11, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(times, sum_times, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (world_rank != 0 || config.verbose < 1) return;
+  std::fprintf(stderr,
+               "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f to MPI, %.0f not eligible; "
+               "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
+               "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; time saved per rank %+.3f ms "
+               "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time)\n",
+               max_counts[4], max_counts[5], max_counts[3], max_counts[6], max_counts[7], max_counts[0], max_counts[1],
+               totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
+               max_counts[10], sum_times[0] / size,
+               max_counts[2], 1e3 * sum_times[1] / size);
+}
+
+}  // namespace
+
+// The interposer's only exported symbols (the library is built with hidden visibility and the
+// static libraries' symbols excluded).
+#define COMMFIT_PMPI_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+COMMFIT_PMPI_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    after_init(provided);
+  }
+  return rc;
+}
+
+COMMFIT_PMPI_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) after_init(*provided);
+  return rc;
+}
+
+COMMFIT_PMPI_EXPORT int MPI_Finalize(void) {
+  if (config.on) {
+    const Inside guard;
+    // Detach every state still on a communicator (its delete callback retires it), then tell.
+    while (!live.empty()) PMPI_Comm_delete_attr(live.front().first, keyval);
+    print_summary();
+    PMPI_Comm_free_keyval(&keyval);
+    PMPI_Op_free(&fold_op);
+  }
+  return PMPI_Finalize();
+}
+
+COMMFIT_PMPI_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return exchange(comm, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, true, [&] {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  });
+}
+
+COMMFIT_PMPI_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  auto to_mpi = [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
+  if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
+  // The same exchange as an MPI_Alltoallv with equal counts and packed displacements.
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  // Displacements beyond int: this rank cannot (the agreement sends every rank to MPI).
+  const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
+  std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
+  for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
+  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, fits, to_mpi);
+}
+
+}  // extern "C"

@@ -1,0 +1,88 @@
+# The PMPI interposer's test (tests/mpi/CMakeLists.txt): runs pmpi_alltoallv (an unmodified MPI
+# program) plainly, with LD_PRELOAD=libcommfit_pmpi.so, and linked with the interposer, and requires
+# byte-identical output; the preloaded and linked runs must report planned patterns and replays.
+# Then one recorded pattern (COMMFIT_RECORD) is planned offline with `commfit plan` and given back
+# as COMMFIT_PLAN: the calls of that pattern must replay it, again with identical output.
+# -DMPIEXEC -DNP -DMODE -DEXE -DLINKED -DLIB -DCOMMFIT -DWORK [-DSANITIZE=ON]
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(iterations 24)
+set(mpirun ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
+# Under the sanitizers the preloaded library comes before the ASan runtime the program links.
+set(asan "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0")
+
+function(run what out err)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 280)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what}: exit ${rc}\n${o}\n${e}")
+  endif()
+  set(${out} "${o}" PARENT_SCOPE)
+  set(${err} "${e}" PARENT_SCOPE)
+endfunction()
+
+run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${asan} ${mpirun} ${EXE} ${iterations} ${MODE})
+run("LD_PRELOAD" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_RECORD=${WORK}/recorded
+    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THRESHOLD -x COMMFIT_RECORD -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
+run("linked" linked linked_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_STRATEGY=direct COMMFIT_THRESHOLD=3
+    ${mpirun} -x COMMFIT_STRATEGY -x COMMFIT_THRESHOLD -x ASAN_OPTIONS ${LINKED} ${iterations} ${MODE})
+message(STATUS "plain:\n${plain}")
+message(STATUS "LD_PRELOAD summary: ${preloaded_err}")
+message(STATUS "linked summary: ${linked_err}")
+string(REGEX MATCHALL "rank [0-9]+ digest" lines "${plain}")
+list(LENGTH lines n)
+if(NOT n EQUAL NP)
+  message(FATAL_ERROR "the plain run printed ${n} digests for ${NP} ranks")
+endif()
+foreach(run preloaded linked)
+  if(NOT "${${run}}" STREQUAL "${plain}")
+    message(FATAL_ERROR "${run}: the receive buffers differ from plain MPI's:\n${${run}}\nplain:\n${plain}")
+  endif()
+  # The summary: something planned and replayed, nothing failed; the unusual calls went to MPI.
+  if(NOT "${${run}_err}" MATCHES "commfit-pmpi: ([0-9]+) intercepted calls: ([0-9]+) replayed by commfit .* ([0-9]+) not eligible; ([0-9]+) patterns seen, ([0-9]+) planned.*, ([0-9]+) adapted from a plan of their sparsity pattern, ([0-9]+) re-planned instead.* ([0-9]+) failed to plan")
+    message(FATAL_ERROR "${run}: no summary line:\n${${run}_err}")
+  endif()
+  set(replayed ${CMAKE_MATCH_2})
+  set(not_eligible ${CMAKE_MATCH_3})
+  set(planned ${CMAKE_MATCH_5})
+  math(EXPR reused "${CMAKE_MATCH_6} + ${CMAKE_MATCH_7}")
+  set(failed ${CMAKE_MATCH_8})
+  if(replayed LESS 20 OR planned LESS 2 OR NOT failed EQUAL 0 OR not_eligible LESS 2)
+    message(FATAL_ERROR "${run}: replayed ${replayed}, planned ${planned}, failed ${failed}, not eligible ${not_eligible}:\n${${run}_err}")
+  endif()
+  # resize: the second size set of the first pattern reuses its plan (adapted, or re-planned when
+  # the cost model says so) at once, without waiting for COMMFIT_THRESHOLD calls.
+  if(MODE STREQUAL "resize" AND reused LESS 1)
+    message(FATAL_ERROR "${run}: new sizes of a planned pattern were not reused:\n${${run}_err}")
+  endif()
+endforeach()
+# COMMFIT_MAX_PLANS=1: each new plan drops the least recently used one; the bytes stay MPI's.
+run("COMMFIT_MAX_PLANS=1" lru lru_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_MAX_PLANS=1 COMMFIT_THRESHOLD=2
+    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_MAX_PLANS -x COMMFIT_THRESHOLD -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
+message(STATUS "COMMFIT_MAX_PLANS=1 summary: ${lru_err}")
+if(NOT "${lru}" STREQUAL "${plain}")
+  message(FATAL_ERROR "COMMFIT_MAX_PLANS=1: the receive buffers differ from plain MPI's:\n${lru}")
+endif()
+if(NOT "${lru_err}" MATCHES " ([1-9][0-9]*) plans dropped")
+  message(FATAL_ERROR "COMMFIT_MAX_PLANS=1: no plan was dropped:\n${lru_err}")
+endif()
+
+# COMMFIT_RECORD: every pattern's matrix, as commfit plan reads it.
+file(GLOB recorded ${WORK}/recorded/*.json)
+list(LENGTH recorded n)
+if(n LESS 2)
+  message(FATAL_ERROR "COMMFIT_RECORD wrote ${n} matrices")
+endif()
+# COMMFIT_PLAN: a recorded pattern of all NP ranks, planned offline, replayed from the file.
+file(GLOB world ${WORK}/recorded/alltoallv-p${NP}-*.json)
+list(SORT world)
+list(GET world 0 matrix)
+run("commfit plan" planned planned_err ${COMMFIT} plan ${matrix} --strategy bounded -o ${WORK}/recorded.plan -q)
+run("COMMFIT_PLAN" from_file from_file_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_PLAN=${WORK}/recorded.plan
+    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_PLAN -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
+message(STATUS "COMMFIT_PLAN summary: ${from_file_err}")
+if(NOT "${from_file}" STREQUAL "${plain}")
+  message(FATAL_ERROR "COMMFIT_PLAN: the receive buffers differ from plain MPI's:\n${from_file}")
+endif()
+if(NOT "${from_file_err}" MATCHES "\\(([1-9][0-9]*) from COMMFIT_PLAN\\)")
+  message(FATAL_ERROR "COMMFIT_PLAN: no call replayed the plan file:\n${from_file_err}")
+endif()

@@ -1,0 +1,127 @@
+/* An ordinary MPI program that knows nothing of commfit: a loop of MPI_Alltoallv on an irregular
+ * pattern (MPI_INT, displacements with gaps), with MPI_Alltoall, an MPI_IN_PLACE call, a
+ * non-contiguous datatype and a split communicator mixed in. Run it with and without
+ * LD_PRELOAD=libcommfit_pmpi.so (tests/mpi/pmpi.cmake): the output must be byte-identical.
+ *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change
+ * "change" switches to a second pattern half way, and back to the first at three quarters;
+ * "resize" does the same with the first pattern's nonzeros at other sizes (pattern reuse).
+ * Prints, per rank, a digest of every receive buffer of every call (gaps included). */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t digest = 1469598103934665603ull;
+
+static void absorb(const void* data, size_t n) {
+  const unsigned char* p = (const unsigned char*)data;
+  for (size_t k = 0; k < n; ++k) digest = (digest ^ p[k]) * 1099511628211ull;
+}
+
+/* Ints rank i sends rank j in pattern `which`: irregular, about a third of the pairs empty.
+ * Pattern 2 has pattern 0's nonzeros with other sizes. */
+static int count(int which, int i, int j, int p) {
+  const int h = (i * 7 + j * 13 + (which == 1) * 5) % 11;
+  if (h < 4 && i != j) return 0;
+  if (which == 2) return 3 + (i * 11 + j * 5 + p) % 150;
+  return 1 + (i * 31 + j * 17 + which * 101 + p) % (which ? 300 : 97);
+}
+
+static void alltoallv_round(MPI_Comm comm, int which, int iter) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* sc = malloc(sizeof(int) * p);
+  int* sd = malloc(sizeof(int) * p);
+  int* rc = malloc(sizeof(int) * p);
+  int* rd = malloc(sizeof(int) * p);
+  int st = 0, rt = 0;
+  for (int j = 0; j < p; ++j) {
+    sc[j] = count(which, rank, j, p);
+    rc[j] = count(which, j, rank, p);
+    sd[j] = st;
+    rd[j] = rt;
+    st += sc[j] + 2; /* gaps between segments */
+    rt += rc[j] + 3;
+  }
+  int* send = malloc(sizeof(int) * (st + 1));
+  int* recv = malloc(sizeof(int) * (rt + 1));
+  for (int k = 0; k < st; ++k) send[k] = rank * 1000003 + k * 7 + iter * 131;
+  for (int k = 0; k < rt; ++k) recv[k] = -1;
+  MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, comm);
+  absorb(recv, sizeof(int) * rt);
+  free(send), free(recv), free(sc), free(sd), free(rc), free(rd);
+}
+
+static void alltoall_round(MPI_Comm comm, int iter) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  const int n = 5;
+  int* send = malloc(sizeof(int) * n * p);
+  int* recv = malloc(sizeof(int) * n * p);
+  for (int k = 0; k < n * p; ++k) send[k] = rank * 7919 + k + iter;
+  MPI_Alltoall(send, n, MPI_INT, recv, n, MPI_INT, comm);
+  absorb(recv, sizeof(int) * n * p);
+  free(send), free(recv);
+}
+
+/* Calls the interposer must hand to MPI untouched. */
+static void unusual_rounds(MPI_Comm comm, int iter) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* c = malloc(sizeof(int) * p);
+  int* d = malloc(sizeof(int) * p);
+  for (int j = 0; j < p; ++j) c[j] = 2, d[j] = 2 * j;
+  int* buf = malloc(sizeof(int) * 2 * p);
+  for (int k = 0; k < 2 * p; ++k) buf[k] = rank * 100 + k + iter;
+  MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, comm);
+  absorb(buf, sizeof(int) * 2 * p);
+  /* A strided type: two ints with one between them (extent 3 ints). */
+  MPI_Datatype strided;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  int* send = malloc(sizeof(int) * 4 * p);
+  int* recv = malloc(sizeof(int) * 4 * p);
+  for (int k = 0; k < 4 * p; ++k) send[k] = rank * 10 + k, recv[k] = -1;
+  for (int j = 0; j < p; ++j) c[j] = 1, d[j] = j; /* in extents of 3 ints: ints 3j and 3j + 2 */
+  int* rcnt = malloc(sizeof(int) * p);
+  int* rdsp = malloc(sizeof(int) * p);
+  for (int j = 0; j < p; ++j) rcnt[j] = 2, rdsp[j] = 4 * j;
+  MPI_Alltoallv(send, c, d, strided, recv, rcnt, rdsp, MPI_INT, comm);
+  absorb(recv, sizeof(int) * 4 * p);
+  MPI_Type_free(&strided);
+  free(c), free(d), free(buf), free(send), free(recv), free(rcnt), free(rdsp);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const int iterations = argc > 1 ? atoi(argv[1]) : 20;
+  const int change = argc > 2 && strcmp(argv[2], "change") == 0 ? 1 : argc > 2 && strcmp(argv[2], "resize") == 0 ? 2 : 0;
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  for (int it = 0; it < iterations; ++it) {
+    const int which = it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
+    alltoallv_round(MPI_COMM_WORLD, which, it);
+    alltoallv_round(half, 0, it);
+    if (it % 4 == 0) alltoall_round(MPI_COMM_WORLD, it);
+    if (it % 5 == 0) unusual_rounds(MPI_COMM_WORLD, it);
+  }
+  MPI_Comm_free(&half);
+  /* Rank order output, through rank 0. */
+  unsigned long long mine = (unsigned long long)digest, *all = NULL;
+  if (rank == 0) all = malloc(sizeof(unsigned long long) * p);
+  MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    for (int r = 0; r < p; ++r) printf("rank %d digest %016llx\n", r, all[r]);
+    free(all);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,163 @@
+// In-job planning (runtime/in_job.hpp): Executor::plan and the C binding commfit_exec_plan on
+// every small pattern of support.h under several strategies, each replayed and compared with
+// MPI_Alltoallv byte for byte. Also: the plan equals the one `commfit plan` makes of the same
+// matrix (make_plan on every rank here), keep= writes a matrix and a plan that verify, and
+// inconsistent counts or bad options fail on every rank with one message.
+// Usage: mpirun -np N test_in_job
+#include "backends/exec/commfit_exec.h"
+#include "backends/plan_dir.h"
+#include "ir/matrix_io.h"
+#include "passes/verify.h"
+#include "runtime/adapt.hpp"
+#include "runtime/in_job.hpp"
+#include "support.h"
+
+#include <cstring>
+
+using namespace commfit;
+using namespace commfit::mpitest;
+
+namespace {
+
+void replay_and_compare(Checker& chk, exec::Executor& ex, const Pattern& pat, Buffers& b, int rank, const std::string& what) {
+  for (std::uint64_t k = 0; k < 2; ++k) {
+    fill_send(b, rank, k);
+    reference(b, MPI_COMM_WORLD);
+    ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    const std::string diff = compare(b, rank, k);
+    chk.check(diff.empty(), what + " " + pat.name + ": " + diff);
+  }
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const exec::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Checker chk(MPI_COMM_WORLD);
+  for (const Pattern& pat : patterns(size, false)) {
+    Buffers b = make_buffers(pat.matrix, rank);
+    for (const char* spec : {"", "strategy=auto", "strategy=bounded concurrency=2", "strategy=direct algorithm=rs_n chunk=1KiB",
+                             "strategy=throttled max-outstanding=8 network=ib"}) {
+      const std::string what = std::string("Executor::plan(\"") + spec + "\")";
+      exec::InJobOptions o = exec::parse_in_job_options(spec);
+      exec::InJobReport report;
+      std::vector<std::int64_t> s(b.sc.begin(), b.sc.end()), r(b.rc.begin(), b.rc.end());
+      exec::Executor ex = exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &report);
+      replay_and_compare(chk, ex, pat, b, rank, what);
+      // The same plan as the offline planner's: same phases and estimate.
+      const Plan offline = make_plan(pat.matrix, o.plan);
+      chk.check(report.phases == offline.manifest.phases && report.estimate_s == offline.manifest.cost.estimate_s,
+                what + " " + pat.name + ": the in-job plan differs from make_plan's");
+      chk.check(ex.stats().phases == offline.manifest.phases, what + ": the executor's phases");
+    }
+    // Executor::plan itself (int counts), and the C binding with counts in 4-byte elements when
+    // they divide.
+    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("strategy=async"));
+    replay_and_compare(chk, ex, pat, b, rank, "Executor::plan");
+    commfit_exec_t cex = nullptr;
+    const int rc = commfit_exec_plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), 1, "strategy=auto seed=3", nullptr, &cex);
+    chk.check(rc == COMMFIT_EXEC_SUCCESS && cex, std::string("commfit_exec_plan: ") + commfit_exec_last_error());
+    if (cex) {
+      for (std::uint64_t k = 0; k < 2; ++k) {
+        fill_send(b, rank, k);
+        reference(b, MPI_COMM_WORLD);
+        chk.check(commfit_exec_execute(cex, b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data()) ==
+                      COMMFIT_EXEC_SUCCESS,
+                  std::string("commfit_exec_execute: ") + commfit_exec_last_error());
+        const std::string diff = compare(b, rank, k);
+        chk.check(diff.empty(), "commfit_exec_plan " + pat.name + ": " + diff);
+      }
+      commfit_exec_free(&cex);
+    }
+  }
+
+  // Pattern reuse: the same sparsity pattern with other sizes keeps the plan's structure (an async
+  // plan always can: one phase, whole messages); another pattern is re-planned. Either way the
+  // bytes are MPI_Alltoallv's.
+  for (const Pattern& pat : patterns(size, false)) {
+    for (const char* spec : {"strategy=async", "strategy=direct", "strategy=bounded concurrency=2"}) {
+      const std::string what = std::string("adapt_or_plan(") + spec + ") " + pat.name;
+      const exec::InJobOptions o = exec::parse_in_job_options(spec);
+      Buffers b = make_buffers(pat.matrix, rank);
+      std::vector<std::int64_t> s(b.sc.begin(), b.sc.end()), r(b.rc.begin(), b.rc.end());
+      exec::InJobReport planned;
+      exec::Executor first = exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &planned);
+      // New sizes, same nonzero pattern; then a matrix with one more message (another pattern).
+      std::vector<Message> resized, grown;
+      for (const Message& m : messages_of(pat.matrix)) resized.push_back({m.src, m.dst, m.bytes * 3 + Bytes(m.src + 2 * m.dst) % 7});
+      grown = resized;
+      if (pat.matrix.at(0, size - 1) == 0) grown.push_back({0, size - 1, 77});
+      for (const auto& [label, msgs] : {std::pair{"resized", resized}, std::pair{"grown", grown}}) {
+        const Pattern next{pat.name + " " + label, make_matrix(size, msgs)};
+        Buffers nb = make_buffers(next.matrix, rank);
+        std::vector<std::int64_t> ns(nb.sc.begin(), nb.sc.end()), nr(nb.rc.begin(), nb.rc.end());
+        exec::AdaptReport rep;
+        exec::Executor ex = exec::adapt_or_plan(MPI_COMM_WORLD, planned.schedule, ns.data(), nr.data(), "sha256:" + std::string(64, '0'), o, 1.5, &rep);
+        replay_and_compare(chk, ex, next, nb, rank, what);
+        const bool same_pattern = std::string(label) == "resized" || pat.matrix.at(0, size - 1) != 0;
+        if (!same_pattern) chk.check(!rep.adapted, what + " " + label + ": adapted to another sparsity pattern");
+        if (same_pattern && std::string(spec) == "strategy=async") chk.check(rep.adapted, what + " " + label + ": not adapted: " + rep.why);
+        chk.check(rep.adapted || !rep.why.empty(), what + ": re-planned without a reason");
+      }
+    }
+  }
+
+  // keep=DIR: the root writes the matrix and the plan; they verify as `commfit verify` would.
+  {
+    const auto dir = shared_scratch("in-job-keep");
+    const Pattern pat = patterns(size, false).front();
+    Buffers b = make_buffers(pat.matrix, rank);
+    exec::InJobOptions o = exec::parse_in_job_options("strategy=bounded keep=" + dir.string());
+    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), o);
+    replay_and_compare(chk, ex, pat, b, rank, "keep=");
+    if (rank == 0) {
+      const MatrixFile m = read_matrix(dir / "matrix.json");
+      chk.check(m.matrix.at(0, size - 1) == pat.matrix.at(0, size - 1) && m.matrix.nnz() == pat.matrix.nnz(), "keep=: matrix.json");
+      const Plan plan = read_plan_dir(dir / "plan");
+      VerifyRules rules;
+      rules.contention = Contention::bounded;
+      rules.per_port = 4;
+      const auto problems = verify(plan, m.matrix, rules);
+      chk.check(problems.empty(), "keep=: the plan does not verify: " + (problems.empty() ? std::string() : problems.front()));
+      std::filesystem::remove_all(dir);
+    }
+  }
+
+  // Errors: the same message on every rank, a collective verdict.
+  {
+    std::vector<int> sc(static_cast<std::size_t>(size), 10), rc(static_cast<std::size_t>(size), 10);
+    if (rank == size - 1) rc[0] = 11;   // rank size-1 expects more from rank 0 than it sends
+    const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::InJobOptions{}); });
+    chk.check(e.find("rank 0 sends 10 bytes to rank " + std::to_string(size - 1) + ", which expects 11") != std::string::npos,
+              "inconsistent counts: " + e);
+    rc[0] = 10;
+    const std::string bad = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=bonded")); });
+    chk.check(bad.find("unknown strategy \"bonded\" (did you mean \"bounded\"?)") != std::string::npos, "bad strategy: " + bad);
+    std::string unknown;
+    try {
+      exec::parse_in_job_options("topolgy=torus:2x2");
+    } catch (const std::exception& x) {
+      unknown = x.what();
+    }
+    chk.check(unknown.find("unknown in-job planning option \"topolgy\" (did you mean \"topology\"?)") != std::string::npos, "bad key: " + unknown);
+    commfit_exec_t cex = nullptr;
+    chk.check(commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), 1, "strategy", nullptr, &cex) == COMMFIT_EXEC_ERR_USAGE && !cex,
+              std::string("commfit_exec_plan with a bad option string: ") + commfit_exec_last_error());
+  }
+  const int status = chk.finish("test_in_job");
+  MPI_Finalize();
+  return status;
+}
