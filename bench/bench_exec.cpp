@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
       exec::Executor e_first = executor([](exec::Options& o) { o.count_check = exec::CountCheck::first_call; });
       exec::Executor e_hand = executor([](exec::Options& o) { o.protocol = exec::Protocol::handshake; });
       exec::Executor e_barrier = executor([](exec::Options& o) { o.barrier = true; });
+      exec::Executor e_persistent = executor([](exec::Options& o) { o.persistent = true; });
       auto args = [&](auto& x) {
         return [&] { x.execute(sb.data(), sc.data(), sd.data(), rb.data(), rc.data(), rd.data()); };
       };
@@ -120,6 +121,7 @@ int main(int argc, char** argv) {
           {"exec post-all first_call", args(e_first)},
           {"exec handshake", args(e_hand)},
           {"exec post-all+barrier", args(e_barrier)},
+          {"exec post-all persistent", args(e_persistent)},
       };
       // Correctness once, against MPI_Alltoallv.
       MPI_Alltoallv(sb.data(), sc.data(), sd.data(), MPI_BYTE, ref.data(), rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD);

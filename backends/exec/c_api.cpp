@@ -16,6 +16,7 @@ void commfit_exec_default_options(commfit_exec_options* options) {
   options->count_check = COMMFIT_EXEC_CHECK_EVERY_CALL;
   options->check_consistency = x.check_consistency;
   options->max_message = static_cast<long long>(x.max_message);
+  options->persistent = x.persistent;
 }
 
 int commfit_exec_load(const char* path, MPI_Comm comm, const commfit_exec_options* options,

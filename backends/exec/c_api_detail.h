@@ -55,6 +55,7 @@ inline commfit::exec::Options to_options(const commfit_exec_options* o) {
   x.count_check = o->count_check == COMMFIT_EXEC_CHECK_FIRST_CALL ? commfit::exec::CountCheck::first_call
                                                                  : commfit::exec::CountCheck::every_call;
   x.check_consistency = o->check_consistency != 0;
+  x.persistent = o->persistent != 0;
   // Out of range (also negative) values reach load's option check, which rejects them everywhere.
   x.max_message = o->max_message < 0 ? 0 : static_cast<std::uint64_t>(o->max_message);
   return x;

@@ -14,6 +14,7 @@ module commfit_exec
   type, bind(c) :: commfit_exec_options
     integer(c_int) :: protocol, barrier, pairwise, max_outstanding, count_check, check_consistency
     integer(c_long_long) :: max_message
+    integer(c_int) :: persistent
   end type
 
   interface

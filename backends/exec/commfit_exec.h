@@ -50,6 +50,7 @@ typedef struct {
   int count_check;        /* COMMFIT_EXEC_CHECK_EVERY_CALL or COMMFIT_EXEC_CHECK_FIRST_CALL */
   int check_consistency;  /* nonzero: check at load that peers' steps match */
   long long max_message;  /* pieces above this many bytes go as several messages (1 .. 2^31-1) */
+  int persistent;         /* nonzero: persistent requests (post-all without a request window) */
 } commfit_exec_options;
 
 void commfit_exec_default_options(commfit_exec_options* options);

@@ -66,6 +66,10 @@ struct Options {
   CountCheck count_check = CountCheck::every_call;
   bool check_consistency = true;  // at load, one MPI_Alltoall of per-peer hashes proves that every
                                   // rank's send steps match its peers' receive steps
+  bool persistent = false;        // post-all without a request window: replay with persistent
+                                  // requests (MPI_Send_init / MPI_Recv_init once, MPI_Startall per
+                                  // phase), made again when a call brings other buffers or
+                                  // displacements (docs/EXECUTOR.md "Persistent requests")
 };
 
 const char* to_string(Protocol p);

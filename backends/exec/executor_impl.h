@@ -77,6 +77,16 @@ struct Executor::Impl {
   std::vector<CopyOp> copies;
   std::vector<char> stage;
 
+  // Options::persistent: one persistent request per network op (pairs included, as a receive and a
+  // send), each phase's contiguous from persistent_begin[phase]; bound to the buffers and byte
+  // displacements of the call that made them (bound_*), and made again when a call differs.
+  std::vector<MPI_Request> persistent;
+  std::vector<std::uint32_t> persistent_begin;
+  const char* bound_sbuf = nullptr;
+  char* bound_rbuf = nullptr;
+  std::vector<std::int64_t> bound_sdispls, bound_rdispls;
+  bool bound = false;
+
   std::vector<MPI_Request> requests;   // sized at load for the busiest phase
   std::vector<int> indices;
   bool counts_agreed = false;
@@ -109,6 +119,10 @@ struct Executor::Impl {
   void run_phase_window(const PhaseOps& ph, const Call& c);
   void run_pairs(const PhaseOps& ph, const Call& c);
   void run_copies(const PhaseOps& ph, const Call& c);
+  // Persistent requests: (re)made for c's buffers when they are not bound to them already.
+  void bind_persistent(const Call& c);
+  void free_persistent();
+  void run_phase_persistent(Phase p, const PhaseOps& ph, const Call& c);
 };
 
 // Collective: the lowest rank whose `failed` is true, or -1 when none (one MPI_Allreduce).

@@ -37,6 +37,8 @@ std::string check_options(const Options& o) {
     return "max_outstanding must be -1 (the plan's), 0 (no cap) or at least 2, not " + std::to_string(o.max_outstanding);
   if (o.max_outstanding > 0 && o.protocol != Protocol::post_all)
     return "max_outstanding is supported by the post-all protocol only";
+  if (o.persistent && (o.protocol != Protocol::post_all || o.max_outstanding > 0))
+    return "persistent requests are supported by the post-all protocol without a request window only";
   return {};
 }
 
@@ -153,7 +155,9 @@ Protocol parse_protocol(const std::string& name) {
 Executor::Impl::~Impl() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (finalized) return;
+  free_persistent();
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
 void Executor::Impl::compile(const RankSchedule& rs) {

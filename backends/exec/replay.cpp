@@ -142,10 +142,62 @@ Call Executor::Impl::dry_call() {
   return d;
 }
 
+void Executor::Impl::free_persistent() {
+  for (MPI_Request& r : persistent)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  bound = false;
+}
+
+void Executor::Impl::bind_persistent(const Call& c) {
+  // Bound to these buffers and byte displacements already? (O(p), no allocation.)
+  bool same = bound && c.sbuf == bound_sbuf && c.rbuf == bound_rbuf;
+  for (int i = 0; same && i < size; ++i)
+    same = c.sdispls[i] * c.sdispl_scale == bound_sdispls[i] && c.rdispls[i] * c.rdispl_scale == bound_rdispls[i];
+  if (same) return;
+  free_persistent();
+  if (persistent_begin.empty()) {   // the first call: size everything once
+    std::size_t total = 0;
+    for (const PhaseOps& ph : phase_ops)
+      total += (ph.recv_end - ph.recv_begin) + (ph.send_end - ph.send_begin) + 2 * std::size_t{ph.pair_end - ph.pair_begin};
+    persistent.assign(total, MPI_REQUEST_NULL);
+    persistent_begin.assign(phase_ops.size() + 1, 0);
+    bound_sdispls.assign(static_cast<std::size_t>(size), 0);
+    bound_rdispls.assign(static_cast<std::size_t>(size), 0);
+  }
+  std::uint32_t n = 0;
+  char* st = stage.data();
+  auto recv_init = [&](const NetOp& op) { MPI_Recv_init(op_address(op, c, st), op.count, MPI_BYTE, op.peer, op.tag, comm, &persistent[n++]); };
+  auto send_init = [&](const NetOp& op) { MPI_Send_init(op_address(op, c, st), op.count, MPI_BYTE, op.peer, op.tag, comm, &persistent[n++]); };
+  for (std::size_t p = 0; p < phase_ops.size(); ++p) {
+    const PhaseOps& ph = phase_ops[p];
+    persistent_begin[p] = n;
+    for (std::uint32_t i = ph.recv_begin; i < ph.recv_end; ++i) recv_init(recvs[i]);
+    for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) recv_init(pair_recvs[i]);
+    for (std::uint32_t i = ph.send_begin; i < ph.send_end; ++i) send_init(sends[i]);
+    for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) send_init(pair_sends[i]);
+  }
+  persistent_begin[phase_ops.size()] = n;
+  bound_sbuf = c.sbuf, bound_rbuf = c.rbuf;
+  for (int i = 0; i < size; ++i) bound_sdispls[i] = c.sdispls[i] * c.sdispl_scale, bound_rdispls[i] = c.rdispls[i] * c.rdispl_scale;
+  bound = true;
+}
+
+void Executor::Impl::run_phase_persistent(Phase p, const PhaseOps& ph, const Call& c) {
+  const std::uint32_t first = persistent_begin[p], n = persistent_begin[p + 1] - first;
+  if (n > 0) MPI_Startall(static_cast<int>(n), persistent.data() + first);
+  run_copies(ph, c);
+  if (n > 0) MPI_Waitall(static_cast<int>(n), persistent.data() + first, MPI_STATUSES_IGNORE);
+}
+
 void Executor::Impl::replay(const Call& c) {
+  // Persistent requests for the post-all protocol without a window, except for a failed call's
+  // replay into scratch buffers (which would only unbind them).
+  const bool use_persistent = options.persistent && cap == 0 && !c.dry_sdispls;
+  if (use_persistent) bind_persistent(c);
   for (Phase p = 0; p < phases; ++p) {
     const PhaseOps& ph = phase_ops[p];
-    if (cap > 0) run_phase_window(ph, c);
+    if (use_persistent) run_phase_persistent(p, ph, c);
+    else if (cap > 0) run_phase_window(ph, c);
     else if (options.protocol == Protocol::handshake) run_phase_handshake(ph, c);
     else run_phase_post_all(ph, c);
     if (options.barrier) MPI_Barrier(comm);

@@ -230,10 +230,13 @@ inline std::vector<Config> configs(std::uint64_t chunk_scale = 1) {
   add("cap2", [](exec::Options& o) { o.max_outstanding = 2; });
   add("cap3", [](exec::Options& o) { o.max_outstanding = 3; });
   add("first-call-check", [](exec::Options& o) { o.count_check = exec::CountCheck::first_call; });
+  add("persistent", [](exec::Options& o) { o.persistent = true; });
+  add("persistent-nopair", [](exec::Options& o) { o.persistent = true; o.pairwise = false; });
   const std::uint64_t k = chunk_scale;
   add("chunks-of-1000", [k](exec::Options& o) { o.max_message = 1000 * k; });
   add("handshake-chunks", [k](exec::Options& o) { o.protocol = Protocol::handshake; o.max_message = 777 * k; });
   add("cap2-chunks", [k](exec::Options& o) { o.max_outstanding = 2; o.max_message = 1500 * k; });
+  add("persistent-chunks", [k](exec::Options& o) { o.persistent = true; o.max_message = 900 * k; });
   return out;
 }
 
