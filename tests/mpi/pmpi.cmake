@@ -23,8 +23,9 @@ endfunction()
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${asan} ${mpirun} ${EXE} ${iterations} ${MODE})
 run("LD_PRELOAD" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_RECORD=${WORK}/recorded
     ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THRESHOLD -x COMMFIT_RECORD -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
-run("linked" linked linked_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_STRATEGY=direct COMMFIT_THRESHOLD=3
-    ${mpirun} -x COMMFIT_STRATEGY -x COMMFIT_THRESHOLD -x ASAN_OPTIONS ${LINKED} ${iterations} ${MODE})
+# Linked, and trying the last pattern before agreeing (COMMFIT_SPECULATE=1: misses must redo the call).
+run("linked" linked linked_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_STRATEGY=direct COMMFIT_THRESHOLD=3 COMMFIT_SPECULATE=1
+    ${mpirun} -x COMMFIT_STRATEGY -x COMMFIT_THRESHOLD -x COMMFIT_SPECULATE -x ASAN_OPTIONS ${LINKED} ${iterations} ${MODE})
 message(STATUS "plain:\n${plain}")
 message(STATUS "LD_PRELOAD summary: ${preloaded_err}")
 message(STATUS "linked summary: ${linked_err}")
@@ -51,6 +52,9 @@ foreach(run preloaded linked)
   endif()
   # resize: the second size set of the first pattern reuses its plan (adapted, or re-planned when
   # the cost model says so) at once, without waiting for COMMFIT_THRESHOLD calls.
+  if(run STREQUAL "linked" AND NOT "${${run}_err}" MATCHES " ([1-9][0-9]*) of them at once as the last pattern \\(([1-9][0-9]*) tries missed\\)")
+    message(FATAL_ERROR "linked: COMMFIT_SPECULATE=1 neither hit nor missed:\n${${run}_err}")
+  endif()
   if(MODE STREQUAL "resize" AND reused LESS 1)
     message(FATAL_ERROR "${run}: new sizes of a planned pattern were not reused:\n${${run}_err}")
   endif()
@@ -64,6 +68,18 @@ if(NOT "${lru}" STREQUAL "${plain}")
 endif()
 if(NOT "${lru_err}" MATCHES " ([1-9][0-9]*) plans dropped")
   message(FATAL_ERROR "COMMFIT_MAX_PLANS=1: no plan was dropped:\n${lru_err}")
+endif()
+
+# A plan that cannot be built (the memory strategy with 16 free bytes per rank): the pattern goes
+# to MPI on every rank, the bytes are MPI's, the summary says it failed.
+run("infeasible plan" infeasible infeasible_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_STRATEGY=memory "COMMFIT_OPTIONS=memory=16"
+    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_STRATEGY -x COMMFIT_OPTIONS -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
+message(STATUS "infeasible plan summary: ${infeasible_err}")
+if(NOT "${infeasible}" STREQUAL "${plain}")
+  message(FATAL_ERROR "infeasible plan: the receive buffers differ from plain MPI's:\n${infeasible}")
+endif()
+if(NOT "${infeasible_err}" MATCHES " ([1-9][0-9]*) failed to plan")
+  message(FATAL_ERROR "infeasible plan: no planning failure reported:\n${infeasible_err}")
 endif()
 
 # COMMFIT_RECORD: every pattern's matrix, as commfit plan reads it.

@@ -1,6 +1,6 @@
 /* An ordinary MPI program that knows nothing of commfit: a loop of MPI_Alltoallv on an irregular
- * pattern (MPI_INT, displacements with gaps), with MPI_Alltoall, an MPI_IN_PLACE call, a
- * non-contiguous datatype and a split communicator mixed in. Run it with and without
+ * pattern (MPI_INT, displacements with gaps), with MPI_Alltoall, MPI_Neighbor_alltoallv on a
+ * distributed graph, an MPI_IN_PLACE call, a non-contiguous datatype and a split communicator mixed in. Run it with and without
  * LD_PRELOAD=libcommfit_pmpi.so (tests/mpi/pmpi.cmake): the output must be byte-identical.
  *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change
  * "change" switches to a second pattern half way, and back to the first at three quarters;
@@ -21,11 +21,13 @@ static void absorb(const void* data, size_t n) {
 }
 
 /* Ints rank i sends rank j in pattern `which`: irregular, about a third of the pairs empty.
- * Pattern 2 has pattern 0's nonzeros with other sizes. */
+ * Pattern 2 has pattern 0's nonzeros with other sizes; pattern 3 is pattern 0 with one more int
+ * from rank 0 to rank 1 only (two ranks' counts differ from the plan's, the others' do not). */
 static int count(int which, int i, int j, int p) {
   const int h = (i * 7 + j * 13 + (which == 1) * 5) % 11;
   if (h < 4 && i != j) return 0;
   if (which == 2) return 3 + (i * 11 + j * 5 + p) % 150;
+  if (which == 3) return count(0, i, j, p) + (i == 0 && j == 1 % p);
   return 1 + (i * 31 + j * 17 + which * 101 + p) % (which ? 300 : 97);
 }
 
@@ -68,6 +70,45 @@ static void alltoall_round(MPI_Comm comm, int iter) {
   free(send), free(recv);
 }
 
+/* MPI_Neighbor_alltoallv on a graph of rank +-1 and +3 (mod p, each neighbour once). */
+static MPI_Comm neighbour_graph(void) {
+  int rank, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  int out[3], in[3], nout = 0, nin = 0;
+  const int steps[3] = {1, -1, 3};
+  for (int k = 0; k < 3; ++k) {
+    const int d = ((rank + steps[k]) % p + p) % p, s = ((rank - steps[k]) % p + p) % p;
+    int dup = d == rank;
+    for (int m = 0; m < nout; ++m) dup |= out[m] == d;
+    if (!dup) out[nout++] = d;
+    dup = s == rank;
+    for (int m = 0; m < nin; ++m) dup |= in[m] == s;
+    if (!dup) in[nin++] = s;
+  }
+  MPI_Comm g;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, in, MPI_UNWEIGHTED, nout, out, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+  return g;
+}
+
+static void neighbour_round(MPI_Comm g, int iter) {
+  int rank, nin, nout, weighted;
+  MPI_Comm_rank(g, &rank);
+  MPI_Dist_graph_neighbors_count(g, &nin, &nout, &weighted);
+  int in[3], out[3], sc[3], sd[3], rc[3], rd[3];
+  MPI_Dist_graph_neighbors(g, nin, in, MPI_UNWEIGHTED, nout, out, MPI_UNWEIGHTED);
+  int st = 0, rt = 0;
+  for (int k = 0; k < nout; ++k) sc[k] = 1 + (rank * 5 + out[k] * 3) % 40, sd[k] = st, st += sc[k] + 1;
+  for (int k = 0; k < nin; ++k) rc[k] = 1 + (in[k] * 5 + rank * 3) % 40, rd[k] = rt, rt += rc[k] + 1;
+  int* send = malloc(sizeof(int) * (st + 1));
+  int* recv = malloc(sizeof(int) * (rt + 1));
+  for (int k = 0; k < st; ++k) send[k] = rank * 313 + k + iter;
+  for (int k = 0; k < rt; ++k) recv[k] = -1;
+  MPI_Neighbor_alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, g);
+  absorb(recv, sizeof(int) * rt);
+  free(send), free(recv);
+}
+
 /* Calls the interposer must hand to MPI untouched. */
 static void unusual_rounds(MPI_Comm comm, int iter) {
   int rank, p;
@@ -106,14 +147,17 @@ int main(int argc, char** argv) {
   const int change = argc > 2 && strcmp(argv[2], "change") == 0 ? 1 : argc > 2 && strcmp(argv[2], "resize") == 0 ? 2 : 0;
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  MPI_Comm graph = neighbour_graph();
   for (int it = 0; it < iterations; ++it) {
-    const int which = it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
+    const int which = it == iterations / 4 ? 3 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
     alltoallv_round(MPI_COMM_WORLD, which, it);
     alltoallv_round(half, 0, it);
     if (it % 4 == 0) alltoall_round(MPI_COMM_WORLD, it);
+    if (it % 2 == 0) neighbour_round(graph, it);
     if (it % 5 == 0) unusual_rounds(MPI_COMM_WORLD, it);
   }
   MPI_Comm_free(&half);
+  MPI_Comm_free(&graph);
   /* Rank order output, through rank 0. */
   unsigned long long mine = (unsigned long long)digest, *all = NULL;
   if (rank == 0) all = malloc(sizeof(unsigned long long) * p);
