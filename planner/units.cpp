@@ -1,5 +1,7 @@
 #include "planner/units.h"
 
+#include <CLI/CLI.hpp>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>

@@ -2,11 +2,15 @@
 // --bandwidth 100Gbps. A plain number keeps its old meaning (bytes, seconds, bytes per second).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
+
+// Declared only: the command files include CLI11 themselves, and code that runs inside MPI jobs
+// (runtime/, also under SMPI, whose headers redefine exit()) uses parse_quantity without it.
+namespace CLI {
+class Validator;
+}
 
 namespace commfit {
 
