@@ -12,6 +12,7 @@
 // interleaved block by block so that drift hits them alike. The table shows the median and the
 // minimum over blocks; ratios use the minimum, the least disturbed by other load on the machine.
 #include "backends/exec/commfit_exec.hpp"
+#include "bench/mpi_timing.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
 
@@ -41,15 +42,7 @@ struct Method {
   std::function<void()> run;
 };
 
-// Slowest rank's mean seconds per call over `iters` calls.
-double time_block(const std::function<void()>& f, int iters) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  for (int k = 0; k < iters; ++k) f();
-  double t = (MPI_Wtime() - t0) / iters, tmax = 0;
-  MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return tmax;
-}
+using commfit::bench::time_block;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 //
 //   mpirun -np 8 -x LD_PRELOAD=build/runtime/libcommfit_pmpi.so bench_pmpi [--blocks 9] [--bytes 256]
 #include "runtime/in_job.hpp"
+#include "bench/mpi_timing.h"
 
 #include <mpi.h>
 
@@ -19,15 +20,7 @@
 
 namespace {
 
-// Slowest rank's mean seconds per call over `iters` calls.
-double time_block(const std::function<void()>& f, int iters) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  for (int k = 0; k < iters; ++k) f();
-  double t = (MPI_Wtime() - t0) / iters, tmax = 0;
-  MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return tmax;
-}
+using commfit::bench::time_block;
 
 }  // namespace
 

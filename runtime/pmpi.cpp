@@ -258,14 +258,6 @@ CommState* state_of(MPI_Comm comm) {
   return s;
 }
 
-bool contiguous(MPI_Datatype t, std::int64_t& size) {
-  int sz = 0;
-  MPI_Aint lb = 0, extent = 0;
-  if (PMPI_Type_size(t, &sz) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS) return false;
-  size = sz;
-  return lb == 0 && extent == sz && sz > 0;
-}
-
 // One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
 // told through the agreement).
 template <class ToMpi>
@@ -302,8 +294,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     }
   }
   // This rank's view: can it take commfit's path, and its counts' hash.
-  std::int64_t ssize = 0, rsize = 0;
-  bool eligible = local_ok && sendbuf != MPI_IN_PLACE && contiguous(stype, ssize) && contiguous(rtype, rsize);
+  int ssize = 0, rsize = 0;
+  bool eligible = local_ok && sendbuf != MPI_IN_PLACE && commfit::exec::contiguous(stype, &ssize) && commfit::exec::contiguous(rtype, &rsize);
   std::uint64_t h = mix(static_cast<std::uint64_t>(s->size)), z = h;
   s->sendbytes.resize(static_cast<std::size_t>(s->size));
   s->recvbytes.resize(static_cast<std::size_t>(s->size));

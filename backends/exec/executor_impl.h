@@ -125,6 +125,10 @@ struct Executor::Impl {
   void run_phase_persistent(Phase p, const PhaseOps& ph, const Call& c);
 };
 
+// The datatype variant needs contiguous types: size == extent, lower bounds 0 (true ones too).
+// The PMPI interposer asks the same before it hands a call to an executor.
+bool contiguous(MPI_Datatype t, int* size);
+
 // Collective: the lowest rank whose `failed` is true, or -1 when none (one MPI_Allreduce).
 int first_failing_rank(MPI_Comm comm, bool failed);
 // Collective, after first_failing_rank returned `first` >= 0: every rank throws Error carrying

@@ -16,7 +16,8 @@ void isend(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Reque
   MPI_Isend(op_address(op, c, stage), op.count, MPI_BYTE, op.peer, op.tag, comm, req);
 }
 
-// The datatype variant needs contiguous types: size == extent, lower bounds 0.
+}  // namespace
+
 bool contiguous(MPI_Datatype t, int* size) {
   MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
   MPI_Type_size(t, size);
@@ -24,8 +25,6 @@ bool contiguous(MPI_Datatype t, int* size) {
   MPI_Type_get_true_extent(t, &tlb, &textent);
   return *size > 0 && lb == 0 && tlb == 0 && extent == *size && textent == *size;
 }
-
-}  // namespace
 
 bool Executor::Impl::counts_match(const Call& c, std::string* msg) const {
   auto check = [&](const int* counts, std::int64_t scale, const std::vector<std::int64_t>& expect,

@@ -59,28 +59,32 @@ foreach(run preloaded linked)
     message(FATAL_ERROR "${run}: new sizes of a planned pattern were not reused:\n${${run}_err}")
   endif()
 endforeach()
-# COMMFIT_MAX_PLANS=1: each new plan drops the least recently used one; the bytes stay MPI's.
-run("COMMFIT_MAX_PLANS=1" lru lru_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_MAX_PLANS=1 COMMFIT_THRESHOLD=2
-    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_MAX_PLANS -x COMMFIT_THRESHOLD -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
-message(STATUS "COMMFIT_MAX_PLANS=1 summary: ${lru_err}")
-if(NOT "${lru}" STREQUAL "${plain}")
-  message(FATAL_ERROR "COMMFIT_MAX_PLANS=1: the receive buffers differ from plain MPI's:\n${lru}")
-endif()
-if(NOT "${lru_err}" MATCHES " ([1-9][0-9]*) plans dropped")
-  message(FATAL_ERROR "COMMFIT_MAX_PLANS=1: no plan was dropped:\n${lru_err}")
-endif()
+# A preloaded run under VARS (NAME=VALUE...): its output must be plain MPI's, and its summary must
+# match PATTERN (WHAT names what that shows).
+function(preloaded_variant label pattern what)
+  set(exports "")
+  foreach(v ${ARGN})
+    string(REGEX REPLACE "=.*" "" name "${v}")
+    list(APPEND exports -x ${name})
+  endforeach()
+  run("${label}" out err ${CMAKE_COMMAND} -E env ${asan} ${ARGN}
+      ${mpirun} -x LD_PRELOAD=${LIB} ${exports} -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
+  message(STATUS "${label} summary: ${err}")
+  if(NOT "${out}" STREQUAL "${plain}")
+    message(FATAL_ERROR "${label}: the receive buffers differ from plain MPI's:\n${out}")
+  endif()
+  if(NOT "${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "${label}: ${what}:\n${err}")
+  endif()
+endfunction()
 
+# COMMFIT_MAX_PLANS=1: each new plan drops the least recently used one; the bytes stay MPI's.
+preloaded_variant("COMMFIT_MAX_PLANS=1" " ([1-9][0-9]*) plans dropped" "no plan was dropped"
+                  COMMFIT_MAX_PLANS=1 COMMFIT_THRESHOLD=2)
 # A plan that cannot be built (the memory strategy with 16 free bytes per rank): the pattern goes
 # to MPI on every rank, the bytes are MPI's, the summary says it failed.
-run("infeasible plan" infeasible infeasible_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_STRATEGY=memory "COMMFIT_OPTIONS=memory=16"
-    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_STRATEGY -x COMMFIT_OPTIONS -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
-message(STATUS "infeasible plan summary: ${infeasible_err}")
-if(NOT "${infeasible}" STREQUAL "${plain}")
-  message(FATAL_ERROR "infeasible plan: the receive buffers differ from plain MPI's:\n${infeasible}")
-endif()
-if(NOT "${infeasible_err}" MATCHES " ([1-9][0-9]*) failed to plan")
-  message(FATAL_ERROR "infeasible plan: no planning failure reported:\n${infeasible_err}")
-endif()
+preloaded_variant("infeasible plan" " ([1-9][0-9]*) failed to plan" "no planning failure reported"
+                  COMMFIT_STRATEGY=memory "COMMFIT_OPTIONS=memory=16")
 
 # COMMFIT_RECORD: every pattern's matrix, as commfit plan reads it.
 file(GLOB recorded ${WORK}/recorded/*.json)
@@ -93,12 +97,5 @@ file(GLOB world ${WORK}/recorded/alltoallv-p${NP}-*.json)
 list(SORT world)
 list(GET world 0 matrix)
 run("commfit plan" planned planned_err ${COMMFIT} plan ${matrix} --strategy bounded -o ${WORK}/recorded.plan -q)
-run("COMMFIT_PLAN" from_file from_file_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_PLAN=${WORK}/recorded.plan
-    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_PLAN -x ASAN_OPTIONS ${EXE} ${iterations} ${MODE})
-message(STATUS "COMMFIT_PLAN summary: ${from_file_err}")
-if(NOT "${from_file}" STREQUAL "${plain}")
-  message(FATAL_ERROR "COMMFIT_PLAN: the receive buffers differ from plain MPI's:\n${from_file}")
-endif()
-if(NOT "${from_file_err}" MATCHES "\\(([1-9][0-9]*) from COMMFIT_PLAN\\)")
-  message(FATAL_ERROR "COMMFIT_PLAN: no call replayed the plan file:\n${from_file_err}")
-endif()
+preloaded_variant("COMMFIT_PLAN" "\\(([1-9][0-9]*) from COMMFIT_PLAN\\)" "no call replayed the plan file"
+                  COMMFIT_PLAN=${WORK}/recorded.plan)
