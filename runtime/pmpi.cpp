@@ -18,6 +18,7 @@
 #include "ir/matrix_io.h"
 #include "runtime/adapt.hpp"
 #include "runtime/in_job.hpp"
+#include "runtime/pmpi_signature.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -70,12 +71,7 @@ struct Totals {
 };
 Totals totals;
 
-std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using commfit::pmpi::mix;
 
 // One pattern of one communicator.
 struct Signature {
@@ -112,7 +108,8 @@ struct CommState {
   std::vector<int> poison;                       // counts no plan has (-1): a certain miss
   std::unique_ptr<Executor> file_plan;           // COMMFIT_PLAN, when it is a plan for this size
   std::vector<std::int64_t> file_sends, file_recvs;
-  std::vector<std::int64_t> sendbytes, recvbytes;   // this call's counts in bytes
+  commfit::pmpi::CountView view;                 // this rank's counts, as of its last eligible call
+  bool file_fits = false;                        // ... are the plan file's
 };
 
 int keyval = MPI_KEYVAL_INVALID;
@@ -296,17 +293,11 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   // This rank's view: can it take commfit's path, and its counts' hash.
   int ssize = 0, rsize = 0;
   bool eligible = local_ok && sendbuf != MPI_IN_PLACE && commfit::exec::contiguous(stype, &ssize) && commfit::exec::contiguous(rtype, &rsize);
-  std::uint64_t h = mix(static_cast<std::uint64_t>(s->size)), z = h;
-  s->sendbytes.resize(static_cast<std::size_t>(s->size));
-  s->recvbytes.resize(static_cast<std::size_t>(s->size));
-  bool file_fits = s->file_plan != nullptr;
-  if (eligible)
-    for (int j = 0; j < s->size; ++j) {
-      s->sendbytes[j] = std::int64_t{scounts[j]} * ssize, s->recvbytes[j] = std::int64_t{rcounts[j]} * rsize;
-      h = mix(h ^ static_cast<std::uint64_t>(s->sendbytes[j])) + static_cast<std::uint64_t>(s->recvbytes[j]);
-      z = mix(z ^ ((s->sendbytes[j] > 0 ? 1u : 0u) | (s->recvbytes[j] > 0 ? 2u : 0u)));
-      if (file_fits && (s->sendbytes[j] != s->file_sends[j] || s->recvbytes[j] != s->file_recvs[j])) file_fits = false;
-    }
+  if (eligible && s->view.see(s->size, scounts, ssize, rcounts, rsize) && s->file_plan)
+    s->file_fits = std::equal(s->file_sends.begin(), s->file_sends.end(), s->view.sendbytes()) &&
+                   std::equal(s->file_recvs.begin(), s->file_recvs.end(), s->view.recvbytes());
+  const bool file_fits = eligible && s->file_plan && s->file_fits;
+  const std::uint64_t h = eligible ? s->view.sizes() : 0, z = eligible ? s->view.structure() : 0;
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
   std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u), mix(h ^ r1), mix(h + r2), mix(z ^ r1), mix(z + r2)};
   std::uint64_t all[5];
@@ -343,7 +334,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
     if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
       try {
-        const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->sendbytes.data(), s->recvbytes.data(), 0);
+        const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
         if (s->rank == 0) {
           char name[64];
           std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", s->size, sig.a);
@@ -385,7 +376,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     try {
       char fingerprint[80];
       std::snprintf(fingerprint, sizeof fingerprint, "sha256:%016" PRIx64 "%016" PRIx64 "%032x", sig.a, sig.b, 0u);
-      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->sendbytes.data(), s->recvbytes.data(), fingerprint,
+      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
                                                                            config.options, config.slack, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
@@ -401,7 +392,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   } else if (plan_now && s->planned < config.max_plans) {
     commfit::exec::InJobReport report;
     try {
-      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->sendbytes.data(), s->recvbytes.data(), config.options, &report));
+      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++totals.planned;
       totals.plan_seconds += report.plan_seconds;
