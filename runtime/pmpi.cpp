@@ -1,4 +1,4 @@
-// libcommfit_pmpi.so: MPI_Alltoallv (MPI_Alltoall, MPI_Neighbor_alltoallv) through commfit without a code change
+// libcommfit_pmpi.so: MPI_Alltoallv (MPI_Alltoall, MPI_Neighbor_alltoallv, and the Fortran MPI_ALLTOALLV and MPI_ALLTOALL) through commfit without a code change
 // (docs/EXECUTOR.md, "The PMPI interposer"). Load it with LD_PRELOAD, or link it before MPI.
 //
 // Every intercepted call first agrees, with one small MPI_Allreduce on a private duplicate of the
@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -38,7 +39,7 @@ using commfit::exec::Executor;
 using commfit::exec::InJobOptions;
 
 struct Config {
-  bool on = true;
+  bool on = false;                // set by MPI_Init (C or Fortran) unless COMMFIT_PMPI=0
   int threshold = 3;              // COMMFIT_THRESHOLD: plan a pattern on its Nth call (>= 1)
   int verbose = 1;                // COMMFIT_VERBOSE: 0 nothing, 1 the summary, 2 every decision
   std::size_t max_plans = 8;      // COMMFIT_MAX_PLANS: planned patterns per communicator (then the
@@ -155,7 +156,8 @@ const char* env(const char* name) {
 
 void read_config() {
   try {
-    if (const char* v = env("COMMFIT_PMPI")) config.on = std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0;
+    const char* v = env("COMMFIT_PMPI");
+    config.on = !v || (std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0);
     auto whole = [](const char* name, long lo) -> long {
       const char* v = env(name);
       char* end = nullptr;
@@ -428,6 +430,20 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   return rc;
 }
 
+// MPI_Alltoall as the same exchange as an MPI_Alltoallv with equal counts and packed displacements.
+template <class ToMpi>
+int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+             bool local_ok, ToMpi to_mpi) {
+  if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  // Displacements beyond int: this rank cannot (the agreement sends every rank to MPI).
+  const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
+  std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
+  for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
+  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi);
+}
+
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
   double counts[13] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
@@ -450,6 +466,100 @@ void print_summary() {
                totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
                max_counts[10], sum_times[0] / size,
                max_counts[2], 1e3 * sum_times[1] / size);
+}
+
+// Detach every state still on a communicator (its delete callback retires it), then tell.
+void before_finalize() {
+  if (!config.on) return;
+  const Inside guard;
+  while (!live.empty()) PMPI_Comm_delete_attr(live.front().first, keyval);
+  print_summary();
+  PMPI_Comm_free_keyval(&keyval);
+  PMPI_Op_free(&fold_op);
+  config.on = false;
+}
+
+// Fortran (mpif.h and `use mpi`): Open MPI's MPI_ALLTOALLV and MPI_ALLTOALL call PMPI_Alltoallv and
+// PMPI_Alltoall, past the C entry points, so the interposer answers to the Fortran names as well
+// and hands what it does not take to the Fortran PMPI entry (found at run time: the program that
+// calls these has MPI's Fortran library loaded). Buffers that are Fortran's MPI_IN_PLACE or
+// MPI_BOTTOM (Open MPI's common blocks; another MPI's are not known) are not taken; nor is anything
+// when MPI_Fint is not an int. The mpi_f08 module's bindings call an Open MPI-internal entry
+// (ompi_alltoallv_f), which is not intercepted: its calls go to MPI.
+using FortranAlltoallv = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+using FortranAlltoall = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+
+void* fortran_symbol(const char* name) {
+  void* f = dlsym(RTLD_DEFAULT, name);
+  if (!f) {
+    std::fprintf(stderr, "commfit-pmpi: %s not found: a Fortran MPI call without MPI's Fortran library\n", name);
+    std::abort();
+  }
+  return f;
+}
+
+// A Fortran buffer as the C side must see it: Fortran's MPI_IN_PLACE is C's (the same on every rank,
+// MPI's rule, so it may skip the agreement); `plain` is false for MPI_BOTTOM, and for every buffer
+// under an MPI whose Fortran constants are not Open MPI's common blocks.
+const void* fortran_buffer(const void* buffer, bool& plain) {
+  static const void* const in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
+  static const void* const bottom = dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
+  if (!in_place || !bottom) plain = false;
+  else if (buffer == in_place) return MPI_IN_PLACE;
+  else if (buffer == bottom) plain = false;
+  return buffer;
+}
+
+// Open MPI's Fortran MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE call the PMPI entries too.
+void fortran_init(MPI_Fint* ierr) {
+  reinterpret_cast<void (*)(MPI_Fint*)>(fortran_symbol("pmpi_init_"))(ierr);
+  int provided = MPI_THREAD_SINGLE;
+  if (*ierr == MPI_SUCCESS) PMPI_Query_thread(&provided), after_init(provided);
+}
+
+void fortran_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(fortran_symbol("pmpi_init_thread_"))(required, provided, ierr);
+  if (*ierr == MPI_SUCCESS) after_init(static_cast<int>(*provided));
+}
+
+void fortran_finalize(MPI_Fint* ierr) {
+  before_finalize();
+  reinterpret_cast<void (*)(MPI_Fint*)>(fortran_symbol("pmpi_finalize_"))(ierr);
+}
+
+constexpr bool fint_is_int = sizeof(MPI_Fint) == sizeof(int);
+
+void fortran_alltoallv(void* sendbuf, MPI_Fint* scounts, MPI_Fint* sdispls, MPI_Fint* stype, void* recvbuf, MPI_Fint* rcounts, MPI_Fint* rdispls,
+                       MPI_Fint* rtype, MPI_Fint* comm, MPI_Fint* ierr) {
+  auto to_mpi = [&] {
+    static const auto pmpi = reinterpret_cast<FortranAlltoallv>(fortran_symbol("pmpi_alltoallv_"));
+    pmpi(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype, comm, ierr);
+    return *ierr;
+  };
+  if (!fint_is_int) {
+    to_mpi();
+    return;
+  }
+  bool ok = true;
+  const void* send = fortran_buffer(sendbuf, ok);
+  fortran_buffer(recvbuf, ok);
+  *ierr = exchange(PMPI_Comm_f2c(*comm), send, reinterpret_cast<const int*>(scounts), reinterpret_cast<const int*>(sdispls),
+                   PMPI_Type_f2c(*stype), recvbuf, reinterpret_cast<const int*>(rcounts), reinterpret_cast<const int*>(rdispls),
+                   PMPI_Type_f2c(*rtype), ok, to_mpi);
+}
+
+void fortran_alltoall(void* sendbuf, MPI_Fint* scount, MPI_Fint* stype, void* recvbuf, MPI_Fint* rcount, MPI_Fint* rtype, MPI_Fint* comm,
+                      MPI_Fint* ierr) {
+  auto to_mpi = [&] {
+    static const auto pmpi = reinterpret_cast<FortranAlltoall>(fortran_symbol("pmpi_alltoall_"));
+    pmpi(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, ierr);
+    return *ierr;
+  };
+  bool ok = true;
+  const void* send = fortran_buffer(sendbuf, ok);
+  fortran_buffer(recvbuf, ok);
+  *ierr = alltoall(PMPI_Comm_f2c(*comm), send, static_cast<int>(*scount), PMPI_Type_f2c(*stype), recvbuf,
+                   static_cast<int>(*rcount), PMPI_Type_f2c(*rtype), ok, to_mpi);
 }
 
 }  // namespace
@@ -477,14 +587,7 @@ COMMFIT_PMPI_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, i
 }
 
 COMMFIT_PMPI_EXPORT int MPI_Finalize(void) {
-  if (config.on) {
-    const Inside guard;
-    // Detach every state still on a communicator (its delete callback retires it), then tell.
-    while (!live.empty()) PMPI_Comm_delete_attr(live.front().first, keyval);
-    print_summary();
-    PMPI_Comm_free_keyval(&keyval);
-    PMPI_Op_free(&fold_op);
-  }
+  before_finalize();
   return PMPI_Finalize();
 }
 
@@ -497,16 +600,8 @@ COMMFIT_PMPI_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[
 
 COMMFIT_PMPI_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm) {
-  auto to_mpi = [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
-  if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
-  // The same exchange as an MPI_Alltoallv with equal counts and packed displacements.
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
-  // Displacements beyond int: this rank cannot (the agreement sends every rank to MPI).
-  const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
-  std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
-  for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
-  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, fits, to_mpi);
+  return alltoall(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, true,
+                  [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 // MPI_Neighbor_alltoallv on a distributed-graph (or graph, or Cartesian) communicator: the same
@@ -565,5 +660,24 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
   }
   return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, ok, to_mpi);
 }
+
+// The Fortran names, in each of the spellings Fortran compilers use (gfortran: lower case with one
+// underscore).
+#define COMMFIT_FORTRAN(lower, upper, fn, params, args) \
+  COMMFIT_PMPI_EXPORT void lower params { fn args; }      \
+  COMMFIT_PMPI_EXPORT void lower##_ params { fn args; }   \
+  COMMFIT_PMPI_EXPORT void lower##__ params { fn args; }  \
+  COMMFIT_PMPI_EXPORT void upper params { fn args; }
+COMMFIT_FORTRAN(mpi_alltoallv, MPI_ALLTOALLV, fortran_alltoallv,
+                (void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb, MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* ierr),
+                (sb, sc, sd, st, rb, rc, rd, rt, comm, ierr))
+COMMFIT_FORTRAN(mpi_alltoall, MPI_ALLTOALL, fortran_alltoall,
+                (void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb, MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* ierr),
+                (sb, sc, st, rb, rc, rt, comm, ierr))
+COMMFIT_FORTRAN(mpi_init, MPI_INIT, fortran_init, (MPI_Fint * ierr), (ierr))
+COMMFIT_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, fortran_init_thread, (MPI_Fint * required, MPI_Fint* provided, MPI_Fint* ierr),
+                (required, provided, ierr))
+COMMFIT_FORTRAN(mpi_finalize, MPI_FINALIZE, fortran_finalize, (MPI_Fint * ierr), (ierr))
+#undef COMMFIT_FORTRAN
 
 }  // extern "C"
