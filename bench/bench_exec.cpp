@@ -72,14 +72,18 @@ int main(int argc, char** argv) {
   if (csv) std::fprintf(csv, "case,bytes,method,median_s,min_s,ratio_alltoallv,ratio_ac\n");
   if (rank == 0)
     std::printf("bench_exec: %d ranks, %d blocks, time per exchange (slowest rank), ratios of the minima\n\n"
-                "%-8s %9s  %-26s %11s %11s %10s %8s\n", size, a.blocks, "case", "bytes", "method", "median us",
+                "%-13s %9s  %-26s %11s %11s %10s %8s\n", size, a.blocks, "case", "bytes", "method", "median us",
                 "min us", "/alltoallv", "/AC");
 
-  for (const char* pattern : {"dense", "sparse"}) {
+  // "dense 2-stage": the dense pattern planned by the two-stage strategy, whose phases send several
+  // pieces to one intermediary (one message each when coalesced, the executor's default).
+  for (const char* pattern : {"dense", "sparse", "dense 2-stage"}) {
     for (const Bytes bytes : a.sizes) {
-      const bool is_dense = std::strcmp(pattern, "dense") == 0;
+      const bool is_dense = std::strncmp(pattern, "dense", 5) == 0;
       const CommMatrix m = gen_uniform(size, is_dense ? size - 1 : a.degree, bytes, 42);
-      const Plan plan = make_plan(m, {});
+      PlanOptions po;
+      if (std::strcmp(pattern, "dense 2-stage") == 0) po.strategy = "two-stage";
+      const Plan plan = make_plan(m, po);
       std::vector<int> sc(size), sd(size), rc(size), rd(size);
       int stotal = 0, rtotal = 0;
       for (int q = 0; q < size; ++q) {
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
       exec::Executor e_hand = executor([](exec::Options& o) { o.protocol = exec::Protocol::handshake; });
       exec::Executor e_barrier = executor([](exec::Options& o) { o.barrier = true; });
       exec::Executor e_persistent = executor([](exec::Options& o) { o.persistent = true; });
+      exec::Executor e_single = executor([](exec::Options& o) { o.coalesce = 0; });
       auto args = [&](auto& x) {
         return [&] { x.execute(sb.data(), sc.data(), sd.data(), rb.data(), rc.data(), rd.data()); };
       };
@@ -115,6 +120,7 @@ int main(int argc, char** argv) {
           {"exec handshake", args(e_hand)},
           {"exec post-all+barrier", args(e_barrier)},
           {"exec post-all persistent", args(e_persistent)},
+          {"exec post-all coalesce=0", args(e_single)},
       };
       // Correctness once, against MPI_Alltoallv.
       MPI_Alltoallv(sb.data(), sc.data(), sd.data(), MPI_BYTE, ref.data(), rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD);
@@ -144,13 +150,13 @@ int main(int argc, char** argv) {
       }
       if (rank == 0) {
         for (std::size_t k = 0; k < methods.size(); ++k) {
-          std::printf("%-8s %9llu  %-26s %11.1f %11.1f %10.2f %8.2f\n", pattern, static_cast<unsigned long long>(bytes),
+          std::printf("%-13s %9llu  %-26s %11.1f %11.1f %10.2f %8.2f\n", pattern, static_cast<unsigned long long>(bytes),
                       methods[k].name.c_str(), med[k] * 1e6, low[k] * 1e6, low[k] / low[0], low[k] / low[1]);
           if (csv)
             std::fprintf(csv, "%s,%llu,%s,%.9g,%.9g,%.4f,%.4f\n", pattern, static_cast<unsigned long long>(bytes),
                          methods[k].name.c_str(), med[k], low[k], low[k] / low[0], low[k] / low[1]);
         }
-        std::printf("%-8s %9s  (%u phases, %d iterations per block)\n\n", "", "", plan.manifest.phases, iters);
+        std::printf("%-13s %9s  (%u phases, %d iterations per block)\n\n", "", "", plan.manifest.phases, iters);
       }
     }
   }

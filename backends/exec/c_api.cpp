@@ -17,6 +17,7 @@ void commfit_exec_default_options(commfit_exec_options* options) {
   options->check_consistency = x.check_consistency;
   options->max_message = static_cast<long long>(x.max_message);
   options->persistent = x.persistent;
+  options->coalesce = x.coalesce;
 }
 
 int commfit_exec_load(const char* path, MPI_Comm comm, const commfit_exec_options* options,

@@ -56,6 +56,7 @@ inline commfit::exec::Options to_options(const commfit_exec_options* o) {
                                                                  : commfit::exec::CountCheck::every_call;
   x.check_consistency = o->check_consistency != 0;
   x.persistent = o->persistent != 0;
+  x.coalesce = o->coalesce;
   // Out of range (also negative) values reach load's option check, which rejects them everywhere.
   x.max_message = o->max_message < 0 ? 0 : static_cast<std::uint64_t>(o->max_message);
   return x;

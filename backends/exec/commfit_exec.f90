@@ -15,6 +15,7 @@ module commfit_exec
     integer(c_int) :: protocol, barrier, pairwise, max_outstanding, count_check, check_consistency
     integer(c_long_long) :: max_message
     integer(c_int) :: persistent
+    integer(c_int) :: coalesce
   end type
 
   interface

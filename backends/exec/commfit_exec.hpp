@@ -66,6 +66,10 @@ struct Options {
   CountCheck count_check = CountCheck::every_call;
   bool check_consistency = true;  // at load, one MPI_Alltoall of per-peer hashes proves that every
                                   // rank's send steps match its peers' receive steps
+  int coalesce = 65536;           // the pieces of one phase to one peer (two or more, at most this many
+                                  // bytes together) travel as one message: packed into the staging
+                                  // area, sent, unpacked after the phase (0: every piece its own
+                                  // message; at most max_message; docs/EXECUTOR.md "Coalescing")
   bool persistent = false;        // post-all without a request window: replay with persistent
                                   // requests (MPI_Send_init / MPI_Recv_init once, MPI_Startall per
                                   // phase), made again when a call brings other buffers or
@@ -98,6 +102,8 @@ struct ExecStats {
   std::uint64_t staging_bytes = 0;
   std::uint64_t executes = 0;
   int window = 0;                  // requests in flight at most (0: no cap), the options' or the plan's
+  std::uint64_t coalesced = 0;     // messages (sent and received) that carry several pieces
+  std::uint64_t pack_bytes = 0;    // the staging area's part that packs them
 };
 
 class Executor {

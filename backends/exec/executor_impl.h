@@ -31,6 +31,13 @@ struct NetOp {
   bool is_send = false;
 };
 
+// One piece of a coalesced message: `piece` says where it lives (its count is its length), `pack`
+// where it sits in the staging area's packing part.
+struct PackOp {
+  NetOp piece;
+  Bytes pack = 0;
+};
+
 struct CopyOp {
   Bytes offset = 0;       // bytes [offset, offset + bytes) of the self message
   Bytes bytes = 0;
@@ -42,6 +49,8 @@ struct PhaseOps {
   std::uint32_t pair_begin = 0, pair_end = 0;   // pairwise exchanges, in `pair_sends`/`pair_recvs`
   std::uint32_t copy_begin = 0, copy_end = 0;   // in `copies`
   std::uint32_t window_begin = 0, window_end = 0;  // all network ops in pair order, in `window`
+  std::uint32_t pack_begin = 0, pack_end = 0;      // pieces packed before the sends, in `packs`
+  std::uint32_t unpack_begin = 0, unpack_end = 0;  // pieces unpacked after the phase, in `unpacks`
 };
 
 // One call's buffers; scales turn counts and displacements into bytes.
@@ -75,7 +84,8 @@ struct Executor::Impl {
   std::vector<PhaseOps> phase_ops;
   std::vector<NetOp> recvs, sends, pair_sends, pair_recvs, window;
   std::vector<CopyOp> copies;
-  std::vector<char> stage;
+  std::vector<PackOp> packs, unpacks;
+  std::vector<char> stage;   // the plan's staging area, then the packing part (Options::coalesce)
 
   // Options::persistent: one persistent request per network op (pairs included, as a receive and a
   // send), each phase's contiguous from persistent_begin[phase]; bound to the buffers and byte
@@ -119,6 +129,8 @@ struct Executor::Impl {
   void run_phase_window(const PhaseOps& ph, const Call& c);
   void run_pairs(const PhaseOps& ph, const Call& c);
   void run_copies(const PhaseOps& ph, const Call& c);
+  void run_packs(const PhaseOps& ph, const Call& c);
+  void run_unpacks(const PhaseOps& ph, const Call& c);
   // Persistent requests: (re)made for c's buffers when they are not bound to them already.
   void bind_persistent(const Call& c);
   void free_persistent();

@@ -37,35 +37,40 @@ std::string check_options(const Options& o) {
     return "max_outstanding must be -1 (the plan's), 0 (no cap) or at least 2, not " + std::to_string(o.max_outstanding);
   if (o.max_outstanding > 0 && o.protocol != Protocol::post_all)
     return "max_outstanding is supported by the post-all protocol only";
+  if (o.coalesce < 0) return "coalesce must be 0 (off) or a byte count, not " + std::to_string(o.coalesce);
   if (o.persistent && (o.protocol != Protocol::post_all || o.max_outstanding > 0))
     return "persistent requests are supported by the post-all protocol without a request window only";
   return {};
 }
 
 // The options every rank must share, or the ranks would wait for ready messages, barriers or
-// collectives that never come: protocol, barrier, count_check, check_consistency.
+// collectives that never come, or cut and pack messages differently from their peers: protocol,
+// barrier, count_check, check_consistency, max_message, coalesce.
 void check_same_options(Executor::Impl& x) {
+  constexpr int n = 6;
   const Options& o = x.options;
-  int mine[4] = {static_cast<int>(o.protocol), o.barrier, static_cast<int>(o.count_check), o.check_consistency};
-  int v[8], r[8];
-  for (int k = 0; k < 4; ++k) v[k] = mine[k], v[4 + k] = -mine[k];
-  MPI_Allreduce(v, r, 8, MPI_INT, MPI_MIN, x.comm);
+  int mine[n] = {static_cast<int>(o.protocol), o.barrier, static_cast<int>(o.count_check), o.check_consistency,
+                 static_cast<int>(o.max_message), o.coalesce};   // check_options: max_message <= INT_MAX
+  int v[2 * n], r[2 * n];
+  for (int k = 0; k < n; ++k) v[k] = mine[k], v[n + k] = -mine[k];
+  MPI_Allreduce(v, r, 2 * n, MPI_INT, MPI_MIN, x.comm);
   bool same = true;
-  for (int k = 0; k < 4; ++k) same = same && r[k] == -r[4 + k];
+  for (int k = 0; k < n; ++k) same = same && r[k] == -r[n + k];
   if (same) return;
-  int root[4];
-  std::copy(mine, mine + 4, root);
-  MPI_Bcast(root, 4, MPI_INT, 0, x.comm);
+  int root[n];
+  std::copy(mine, mine + n, root);
+  MPI_Bcast(root, n, MPI_INT, 0, x.comm);
   auto text = [](const int* a) {
     return std::string("protocol ") + to_string(static_cast<Protocol>(a[0])) + ", barrier " + (a[1] ? "on" : "off") +
            ", count_check " + (a[2] == static_cast<int>(CountCheck::first_call) ? "first_call" : "every_call") +
-           ", check_consistency " + (a[3] ? "on" : "off");
+           ", check_consistency " + (a[3] ? "on" : "off") + ", max_message " + std::to_string(a[4]) + ", coalesce " +
+           std::to_string(a[5]);
   };
-  const int first = first_failing_rank(x.comm, !std::equal(mine, mine + 4, root));
+  const int first = first_failing_rank(x.comm, !std::equal(mine, mine + n, root));
   if (first < 0) return;
   raise_agreed(x.comm, first, Error::Kind::usage,
                "options differ from rank 0's (" + text(mine) + "; rank 0: " + text(root) +
-                   "): every rank must use the same protocol, barrier, count_check and check_consistency");
+                   "): every rank must use the same protocol, barrier, count_check, check_consistency, max_message and coalesce");
 }
 
 // All ranks loaded the same plan: fingerprint and phase count agree (one MPI_Allreduce).
@@ -187,8 +192,39 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return step_less(rs.steps[a], rs.steps[b]); });
-  stage.assign(rs.staging_bytes, 0);
   phase_ops.assign(phases, PhaseOps{});
+  // Coalescing: the packed messages of a phase live in the staging area past the plan's own part,
+  // the phase's sends first, then its receives; every phase reuses the same bytes.
+  const Bytes pack_base = rs.staging_bytes;
+  const Bytes pack_limit = std::min<Bytes>(static_cast<Bytes>(options.coalesce), options.max_message);
+  Bytes pack_max = 0;
+  auto coalesce = [&](std::vector<NetOp>& list, std::vector<PackOp>& moves, Bytes& at) {
+    // list is in (peer, src, dst, offset) order, one op per piece where pieces are this small:
+    // the peer's ops in the same order, so both sides pack the same pieces at the same places.
+    std::size_t out = 0;
+    for (std::size_t k = 0; k < list.size();) {
+      std::size_t end = k;
+      Bytes total = 0;
+      for (; end < list.size() && list[end].peer == list[k].peer; ++end) total += static_cast<Bytes>(list[end].count);
+      if (end - k >= 2 && total <= pack_limit) {
+        NetOp packed = list[k];
+        packed.where = Where::stage;
+        packed.offset = at;
+        packed.count = static_cast<int>(total);
+        for (std::size_t i = k; i < end; ++i) {
+          moves.push_back({list[i], at});
+          at += static_cast<Bytes>(list[i].count);
+        }
+        list[out++] = packed;
+        ++stats.coalesced;
+      } else {
+        for (std::size_t i = k; i < end; ++i) list[out++] = list[i];
+      }
+      k = end;
+    }
+    list.resize(out);
+    for (std::size_t i = 0; i < list.size(); ++i) list[i].key = i > 0 && list[i - 1].peer == list[i].peer ? list[i - 1].key + 1 : 0;
+  };
   // The plan's window applies under post-all only: the handshake protocol has no window.
   cap = options.max_outstanding != kPlanWindow ? options.max_outstanding
               : options.protocol == Protocol::post_all ? static_cast<int>(rs.max_outstanding)
@@ -240,6 +276,16 @@ void Executor::Impl::compile(const RankSchedule& rs) {
       }
     }
     po.copy_end = static_cast<std::uint32_t>(copies.size());
+    if (pack_limit > 0) {
+      Bytes at = pack_base;
+      po.pack_begin = static_cast<std::uint32_t>(packs.size());
+      coalesce(ph_send, packs, at);
+      po.pack_end = static_cast<std::uint32_t>(packs.size());
+      po.unpack_begin = static_cast<std::uint32_t>(unpacks.size());
+      coalesce(ph_recv, unpacks, at);
+      po.unpack_end = static_cast<std::uint32_t>(unpacks.size());
+      pack_max = std::max(pack_max, at - pack_base);
+    }
     // A pairwise exchange: this rank's whole phase is one send to and one receive from one peer.
     po.pair_begin = static_cast<std::uint32_t>(pair_sends.size());
     po.recv_begin = static_cast<std::uint32_t>(recvs.size());
@@ -273,6 +319,8 @@ void Executor::Impl::compile(const RankSchedule& rs) {
     busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n);
   }
   if (windowed) busiest = static_cast<std::size_t>(cap);
+  stage.assign(rs.staging_bytes + pack_max, 0);
+  stats.pack_bytes = pack_max;
   requests.assign(std::max<std::size_t>(busiest, 1), MPI_REQUEST_NULL);
   indices.assign(requests.size(), 0);
 }

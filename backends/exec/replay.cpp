@@ -55,6 +55,16 @@ void Executor::Impl::run_copies(const PhaseOps& ph, const Call& c) {
     std::memcpy(to + copies[i].offset, from + copies[i].offset, copies[i].bytes);
 }
 
+void Executor::Impl::run_packs(const PhaseOps& ph, const Call& c) {
+  for (std::uint32_t i = ph.pack_begin; i < ph.pack_end; ++i)
+    std::memcpy(stage.data() + packs[i].pack, op_address(packs[i].piece, c, stage.data()), static_cast<std::size_t>(packs[i].piece.count));
+}
+
+void Executor::Impl::run_unpacks(const PhaseOps& ph, const Call& c) {
+  for (std::uint32_t i = ph.unpack_begin; i < ph.unpack_end; ++i)
+    std::memcpy(op_address(unpacks[i].piece, c, stage.data()), stage.data() + unpacks[i].pack, static_cast<std::size_t>(unpacks[i].piece.count));
+}
+
 void Executor::Impl::run_pairs(const PhaseOps& ph, const Call& c) {
   // At most one (load.cpp: the rank's whole phase), after the peer has posted or paired its side.
   for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) {
@@ -195,10 +205,12 @@ void Executor::Impl::replay(const Call& c) {
   if (use_persistent) bind_persistent(c);
   for (Phase p = 0; p < phases; ++p) {
     const PhaseOps& ph = phase_ops[p];
+    run_packs(ph, c);
     if (use_persistent) run_phase_persistent(p, ph, c);
     else if (cap > 0) run_phase_window(ph, c);
     else if (options.protocol == Protocol::handshake) run_phase_handshake(ph, c);
     else run_phase_post_all(ph, c);
+    run_unpacks(ph, c);
     if (options.barrier) MPI_Barrier(comm);
   }
 }

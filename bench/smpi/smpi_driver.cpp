@@ -10,7 +10,7 @@
 //
 //   smpirun ... smpi_driver --matrix M.json [--plan NAME=PLAN]... [--methods ac,acN,alltoallv,exec,neighbor]
 //   (acN: AC with at most N requests outstanding per rank, e.g. ac4, ac16)
-//           [--alg LABEL] [--label TEXT] [--lb] [--check-limit BYTES]
+//           [--alg LABEL] [--label TEXT] [--lb] [--check-limit BYTES] [--no-pairwise] [--coalesce BYTES]
 //
 // Prints one CSV line per method: label,method,sim_s,check (check = ok | WRONG | skipped), and
 // with --lb one line label,lb,LB_inj,LB_link. Exit status 1 when any method delivered wrong data.
@@ -52,6 +52,7 @@ struct Args {
   std::string label = "run";
   bool lb = false;
   bool pairwise = true;   // the executor's Options::pairwise
+  int coalesce = commfit::exec::Options{}.coalesce;   // the executor's Options::coalesce
   double check_limit = 2e9;   // total bytes of all ranks' buffers above which SMPI_SHARED_MALLOC is used
 };
 
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
     else if (s == "--label") a.label = next();
     else if (s == "--lb") a.lb = true;
     else if (s == "--no-pairwise") a.pairwise = false;
+    else if (s == "--coalesce") a.coalesce = std::atoi(next().c_str());
     else if (s == "--check-limit") a.check_limit = std::atof(next().c_str());
     else {
       if (rank == 0) std::fprintf(stderr, "smpi_driver: unknown argument %s\n", s.c_str());
@@ -252,6 +254,7 @@ int main(int argc, char** argv) {
         commfit::exec::Options o;
         o.count_check = commfit::exec::CountCheck::first_call;   // no per-call allreduce in the timed run
         o.pairwise = a.pairwise;
+        o.coalesce = a.coalesce;
         // The load-time consistency proof is one MPI_Alltoall (p^2 simulated messages): off; the
         // plans come from `commfit plan` (verified) and every byte received is checked anyway.
         o.check_consistency = false;

@@ -233,6 +233,11 @@ const std::map<std::string, std::function<void()>> faults = {
        if (rank == 1) o.protocol = exec::Protocol::handshake;
        exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
      }},
+    {"mixed_coalesce", [] {   // rank 1 packs other messages than its peers would unpack
+       exec::Options o;
+       if (rank == 1) o.coalesce = 0;
+       exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD, o);
+     }},
     {"bad_datatype", [] {   // rank 1 passes a strided type
        auto ex = exec::Executor::load(write_dir(round_robin_plan(matrix_a(size)), "a.plan").string(), MPI_COMM_WORLD);
        Buffers b = make_buffers(matrix_a(size), rank);

@@ -232,6 +232,7 @@ inline std::vector<Config> configs(std::uint64_t chunk_scale = 1) {
   add("first-call-check", [](exec::Options& o) { o.count_check = exec::CountCheck::first_call; });
   add("persistent", [](exec::Options& o) { o.persistent = true; });
   add("persistent-nopair", [](exec::Options& o) { o.persistent = true; o.pairwise = false; });
+  add("no-coalesce", [](exec::Options& o) { o.coalesce = 0; });
   const std::uint64_t k = chunk_scale;
   add("chunks-of-1000", [k](exec::Options& o) { o.max_message = 1000 * k; });
   add("handshake-chunks", [k](exec::Options& o) { o.protocol = Protocol::handshake; o.max_message = 777 * k; });

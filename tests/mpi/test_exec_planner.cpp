@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 using namespace commfit;
 using namespace commfit::mpitest;
@@ -37,7 +39,22 @@ void run_one(Checker& chk, exec::Executor& ex, const Pattern& pat, const std::st
   }
 }
 
-// A scratch directory on the shared file system, made by rank 0.
+// The messages of this rank (sent and received) that carry several pieces under `o`: each phase's
+// pieces to or from one peer, when there are two or more totalling at most the coalescing limit
+// (docs/EXECUTOR.md "Coalescing"), counted from the schedule itself.
+std::uint64_t expected_coalesced(const RankSchedule& rs, const exec::Options& o) {
+  const Bytes limit = std::min<Bytes>(static_cast<Bytes>(o.coalesce), o.max_message);
+  std::map<std::tuple<Phase, int, Rank>, std::pair<int, Bytes>> groups;   // (phase, op, peer) -> pieces, bytes
+  for (const Step& s : rs.steps)
+    if (s.op != Op::copy) {
+      auto& g = groups[{s.phase, static_cast<int>(s.op), s.peer}];
+      ++g.first, g.second += s.bytes;
+    }
+  return static_cast<std::uint64_t>(std::count_if(groups.begin(), groups.end(), [&](const auto& g) {
+    return g.second.first >= 2 && g.second.second <= limit;
+  }));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +94,7 @@ int main(int argc, char** argv) {
     }
   }
   int plans = 0;
+  std::uint64_t coalesced = 0;   // messages that carried several pieces, this rank, default options
   for (const Pattern& pat : patterns(size, large)) {
     if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
     for (const PlanOptions& po : variants) {
@@ -108,6 +126,10 @@ int main(int argc, char** argv) {
                                                                              : 0;
         chk.check(ex.stats().window == want, name + " / " + cfg.name + ": window " + std::to_string(ex.stats().window) +
                                                  ", expected " + std::to_string(want));
+        const std::uint64_t packed = expected_coalesced(plan.ranks[rank], cfg.options);
+        chk.check(ex.stats().coalesced == packed, name + " / " + cfg.name + ": " + std::to_string(ex.stats().coalesced) +
+                                                      " coalesced messages, the schedule has " + std::to_string(packed));
+        if (cfg.name == "post-all") coalesced += packed;
         run_one(chk, ex, pat, name + " / " + cfg.name, 0);
       }
       // Through the files: a plan directory and its binary form.
@@ -148,6 +170,9 @@ int main(int argc, char** argv) {
   }
   chk.check(large || cut_plans > 0, "no small pattern had a message cut by the profile split");
   chk.check(plans > 0, "no plan was made");
+  std::uint64_t all_coalesced = 0;
+  MPI_Allreduce(&coalesced, &all_coalesced, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  chk.check(all_coalesced > 0, "no plan had a phase with several pieces to one peer: coalescing was never replayed");
   if (rank == 0) std::filesystem::remove_all(dir);
   const int status = chk.finish("test_exec_planner");
   MPI_Finalize();
