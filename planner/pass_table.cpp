@@ -30,6 +30,7 @@ constexpr PassEntry kPasses[] = {
     {Pass::stage_schedule, {"stage-schedule", "Transportation §7", "each stage decomposed into phases; stage 2 after stage 1"}, true, node},
     {Pass::park, {"park", "Pinar-Hendrickson §3.1", "memory phases, greedy: receive what fits, park on ranks with spare memory"}, true, none, true},
     {Pass::relaxation, {"relaxation", "Pinar-Hendrickson §3.1", "memory phases: continuous relaxation, ceil(T/M) equal pieces plus pre/post phases"}, true, none, true},
+    {Pass::node_aggregate, {"node-aggregate", "Bienz-Gropp-Olson, three-step node-aware", "gather to a node's agent, one message per node pair, scatter (--topology ...+nodeN)"}, true, none},
     {Pass::lower, {"lower", "docs/FORMAT.md, plan format", "schedule -> per-rank steps, staging offsets"}, false, keeps},
     {Pass::verify, {"verify", "docs/FORMAT.md, verifier", "rules 1-6: delivery, holding, matching, contention, memory, staging"}, false, keeps},
 };

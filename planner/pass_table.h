@@ -36,6 +36,7 @@ enum class Pass {
   stage_schedule,    // Schedule
   park,              // Schedule
   relaxation,        // optional Schedule
+  node_aggregate,    // Schedule
   lower,             // Plan
   verify,            // problems
 };

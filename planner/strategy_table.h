@@ -22,7 +22,7 @@
 #include <string>
 
 // The strategies, in the order auto plans them (and --list-passes lists them).
-#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(throttled) X(bounded) X(two_stage) X(memory)
+#define COMMFIT_STRATEGIES(X) X(direct) X(async) X(throttled) X(bounded) X(two_stage) X(memory) X(node)
 
 namespace commfit {
 

@@ -143,7 +143,7 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
       {"plan " + m + " --rtt-weight nan", "commfit: error: plan: --rtt-weight: \"nan\" is not a number with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB) (see commfit plan --help)\n"},
       {"plan " + m + " --strategy autoo",
        "commfit: error: unknown strategy \"autoo\" (did you mean \"auto\"?) (choose from: auto, direct, async, throttled, bounded, two-stage, "
-       "memory)\n"},
+       "memory, node)\n"},
       {"plan " + m + " --algorithm optimall",
        "commfit: error: unknown algorithm \"optimall\" for strategy direct (did you mean \"optimal\"?) (choose from: optimal, rs_n, rs_np, "
        "rs_nl, rs_nlp, rs_nlph, rs_nlh, lp, quantised)\n"},

@@ -1,0 +1,41 @@
+#include "passes/node_aggregate.h"
+
+#include "ir/error.h"
+
+#include <algorithm>
+
+namespace commfit {
+
+NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p) {
+  const Rank first = node * ranks_per_node;
+  return {first, std::min(ranks_per_node, p - first)};
+}
+
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node) {
+  commfit_assert(ranks_per_node >= 1, "node_aggregate", "fewer than one rank per node");
+  const Rank p = m.ranks, per = ranks_per_node;
+  Schedule s;
+  s.ranks = p;
+  s.phases = 3;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i == j) return;
+    const Piece piece{i, j, 0, b};
+    const Rank from_node = i / per, to_node = j / per;
+    if (from_node == to_node) {
+      s.transfers.push_back({1, i, j, piece});
+      return;
+    }
+    const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
+    const Rank a = src.first + to_node % src.n;     // speaks for node from_node to to_node
+    const Rank c = dst.first + from_node % dst.n;   // listens on to_node for from_node
+    if (i != a) s.transfers.push_back({0, i, a, piece});
+    s.transfers.push_back({1, a, c, piece});
+    if (c != j) s.transfers.push_back({2, c, j, piece});
+  });
+  s.copies = local_copies(m);
+  canonicalize(s);
+  drop_empty_phases(s);
+  return s;
+}
+
+}  // namespace commfit

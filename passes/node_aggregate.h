@@ -1,0 +1,39 @@
+// node aggregate: node-aware three-step routing (Bienz, Gropp, Olson, "Node aware sparse
+// matrix-vector multiplication", JPDC 2019, §3 and "Reducing communication in algebraic multigrid
+// with multi-step node aware communication", IJHPCA 2020: the three-step exchange; MPI Advance's
+// locality-aware alltoallv builds the same routes). The modern form of the seeds' two-stage
+// routing (docs/TWO-STAGE.md): route through intermediaries chosen to cut the messages that cross
+// the network.
+//
+// Ranks sit on nodes of `ranks_per_node` consecutive ranks (the last node may be partly full).
+// A message between two nodes A != B goes in up to three hops, each a whole-message piece:
+//   phase 0, gather:  src -> a, the rank of A that speaks for A to B;
+//   phase 1, network: a -> b, the rank of B that listens for A; every byte from A to B crosses
+//                     the network in this one (phase, a, b) message;
+//   phase 2, scatter: b -> dst.
+// A hop whose two ends are the same rank is skipped. With n_A ranks on node A, a(A, B) is rank
+// B mod n_A of A and b(A, B) rank A mod n_B of B, so each rank of a node speaks for about
+// 1 / n_A of the other nodes and listens for about as many. Messages inside a node go directly, in
+// phase 1, while the agents' network messages fly.
+//
+// Needs: ranks_per_node >= 1 (1 gives the direct exchange in one phase). Guarantees: every network
+// message's bytes travel its route once, whole (the verifier's delivery and holding rules); at most
+// three phases, empty ones dropped; between any two nodes, one message per direction in all
+// (phase 1), and no other network message crosses between nodes; no contention rule (a phase-0
+// agent receives from the other ranks of its node at once); deterministic, no randomness.
+#pragma once
+
+#include "ir/comm_matrix.h"
+#include "ir/schedule.h"
+
+namespace commfit {
+
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node);
+
+// The ranks of node `node` of a p-rank job with `ranks_per_node` ranks per node: [first, first + n).
+struct NodeSpan {
+  Rank first = 0, n = 0;
+};
+NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p);
+
+}  // namespace commfit

@@ -1,0 +1,40 @@
+// Strategy "node" (node-aware aggregation, passes/node_aggregate.h): on a machine with several
+// ranks per node (--topology ...+nodeN), messages between nodes are gathered to one rank of the
+// sending node per receiving node, cross the network as one message per node pair, and are
+// scattered on arrival; messages inside a node go directly. Fewer, larger network messages: it
+// pays where per-message costs dominate (small messages, high fan-out, many ranks per node).
+#include "passes/node_aggregate.h"
+#include "ir/error.h"
+#include "planner/strategy_table.h"
+
+namespace commfit {
+namespace {
+
+StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
+  const Rank per = o.topology.ranks_per_node();
+  if (per < 2)
+    throw UsageError("strategy node needs several ranks per node: give the machine as --topology SPEC+nodeN (e.g. full+node16; the "
+                     "topology is " + o.topology.spec() + ")");
+  StrategyOutput out;
+  out.options["ranks_per_node"] = per;
+  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per); });
+  return out;
+}
+
+}  // namespace
+
+const Strategy& node_strategy() {
+  static const Strategy s{
+      .entry = {"node", "Bienz-Gropp-Olson (three-step node-aware)", "gather per remote node, one network message per node pair, scatter"},
+      .options = {},
+      .run = run_node,
+      .sweep = std::nullopt,
+      .needs_memory_limits = false,
+      .auto_skip = nullptr,
+      // Up to three hops per message between nodes.
+      .pieces = [](const CommMatrix& m, const PlanOptions&) { return 3 * network_messages(m); },
+  };
+  return s;
+}
+
+}  // namespace commfit

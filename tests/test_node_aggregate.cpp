@@ -1,0 +1,116 @@
+// node-aggregate (passes/node_aggregate.h) and strategy node: property tests over seeded random,
+// uniform, dense and skewed matrices, with nodes of 1 to 17 ranks, the last node full or partly
+// full, and p from 1 to 70. Oracles: the verifier (contention rule none) on the lowered plan, and
+// the pass's bounds asserted on the schedule itself:
+//   - every network message goes whole, over at most three hops, in phase order, on the route
+//     src -> a(A, B) -> b(A, B) -> dst the header names (hops with equal ends skipped);
+//   - between two nodes A != B, exactly one (from, to) pair carries bytes in all (the network
+//     phase), carrying exactly the bytes of the messages from A to B;
+//   - at most three phases; a message inside a node goes directly, in one hop.
+#include "ir/error.h"
+#include "passes/lower.h"
+#include "passes/node_aggregate.h"
+#include "passes/verify.h"
+#include "planner/pipeline.h"
+#include "workloads/generators.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace commfit;
+
+namespace {
+
+void check_schedule(const CommMatrix& m, Rank per, const std::string& what) {
+  INFO(what);
+  const Rank p = m.ranks;
+  const Schedule s = node_aggregate(m, per);
+  CHECK(s.phases <= 3);
+  // The lowered plan: delivery, holding, matching, staging (no contention rule).
+  const Plan plan = lower(s, m);
+  VerifyRules rules;
+  rules.contention = Contention::none;
+  const auto problems = verify(plan, m, rules);
+  CHECK_MESSAGE(problems.empty(), (problems.empty() ? std::string() : problems[0]));
+  // Each message's hops, in phase order.
+  std::map<std::pair<Rank, Rank>, std::vector<const Transfer*>> hops;
+  for (const Transfer& t : s.transfers) {
+    CHECK(t.piece.offset == 0);
+    CHECK(t.piece.bytes == m.at(t.piece.src, t.piece.dst));   // whole messages only
+    hops[{t.piece.src, t.piece.dst}].push_back(&t);
+  }
+  std::map<std::pair<Rank, Rank>, std::set<std::pair<Rank, Rank>>> node_pairs;   // (A, B) -> (from, to) pairs
+  std::map<std::pair<Rank, Rank>, Bytes> crossing, expected;
+  m.for_each([&](Rank i, Rank j, Bytes b) {
+    if (i == j) return;
+    const auto& h = hops[{i, j}];
+    const Rank A = i / per, B = j / per;
+    if (A == B) {
+      REQUIRE(h.size() == 1);
+      CHECK((h[0]->from == i && h[0]->to == j));
+      return;
+    }
+    expected[{A, B}] += b;
+    const NodeSpan sa = node_span(A, per, p), sb = node_span(B, per, p);
+    const Rank a = sa.first + B % sa.n, c = sb.first + A % sb.n;
+    std::vector<Rank> route{i};
+    for (Rank r : {a, c, j})
+      if (r != route.back()) route.push_back(r);
+    REQUIRE(h.size() == route.size() - 1);
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      CHECK(h[k]->from == route[k]);
+      CHECK(h[k]->to == route[k + 1]);
+      if (k > 0) CHECK(h[k]->phase > h[k - 1]->phase);
+    }
+  });
+  for (const Transfer& t : s.transfers)
+    if (t.from / per != t.to / per) {
+      node_pairs[{t.from / per, t.to / per}].insert({t.from, t.to});
+      crossing[{t.from / per, t.to / per}] += t.piece.bytes;
+    }
+  for (const auto& [nodes, pairs] : node_pairs) CHECK_MESSAGE(pairs.size() == 1, "nodes " << nodes.first << " -> " << nodes.second);
+  CHECK(crossing == expected);
+}
+
+}  // namespace
+
+TEST_CASE("node aggregate: random, uniform, dense and skewed matrices on every node size") {
+  int cases = 0;
+  for (Rank p : {1, 2, 3, 7, 16, 33, 64, 70})
+    for (Rank per : {1, 2, 3, 4, 8, 16, 17}) {
+      if (per > p && per != 1 && p > 1) continue;
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const std::string at = "p " + std::to_string(p) + ", " + std::to_string(per) + " per node, seed " + std::to_string(seed);
+        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at);
+        if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), per, "uniform " + at);
+        check_schedule(gen_dense(p, 300, seed), per, "dense " + at);
+        check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), per, "hot " + at);
+        cases += 4;
+      }
+    }
+  CHECK(cases > 300);
+}
+
+TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per node") {
+  const CommMatrix m = gen_dense(40, 500, 7);
+  PlanOptions o;
+  o.strategy = "node";
+  o.topology = Topology::parse("full+node8");
+  const Plan plan = make_plan(m, o);   // make_plan verifies every plan it returns
+  CHECK(plan.manifest.phases == 3);
+  CHECK(plan.manifest.options.value("contention", "") == "none");
+  CHECK(plan.manifest.options.value("ranks_per_node", 0) == 8);
+  // Deterministic: the same plan twice.
+  const Plan again = make_plan(m, o);
+  REQUIRE(again.ranks.size() == plan.ranks.size());
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) CHECK(again.ranks[r].steps == plan.ranks[r].steps);
+  o.topology = Topology::parse("torus:4x2+node5");   // the last node partly full (40 ranks)
+  CHECK(make_plan(m, o).manifest.phases == 3);
+  o.topology = Topology();
+  CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("strategy node needs several ranks per node"), UsageError);
+}
