@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   for (const Strategy* s : strategy_table()) {
     PlanOptions o;
     o.strategy = s->entry.name;
+    // Node-aware aggregation needs ranks per node: three, so that 4 and 8 ranks end in a partly
+    // full node.
+    if (o.strategy == "node") o.topology = Topology::parse("full+node3");
     std::vector<std::string> values = {""};
     if (s->sweep) {
       values.clear();
@@ -93,7 +96,7 @@ int main(int argc, char** argv) {
       variants.push_back(o);
     }
   }
-  int plans = 0;
+  int plans = 0, node_plans = 0;
   std::uint64_t coalesced = 0;   // messages that carried several pieces, this rank, default options
   for (const Pattern& pat : patterns(size, large)) {
     if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
       std::string name = pat.name + " / " + po.strategy;
       if (po.strategy == "direct") name += "(" + po.algorithm + ")";
       if (po.strategy == "two-stage") name += "(" + po.variant + ")";
+      if (po.strategy == "node") name += "(" + po.topology.spec() + ")";
       if (po.strategy == "memory") {   // every rank may hold t / 2 or t bytes on top of its data
         const TrafficStats st = traffic_stats(pat.matrix);
         o.memory.assign(std::size_t(size), std::max<Bytes>(po.memory[0] == 1 ? st.t / 2 : st.t, 1));
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
         continue;
       }
       ++plans;
+      node_plans += po.strategy == "node";
       for (const Config& cfg : configs(large ? 1000 : 1)) {
         // On 8 MiB patterns, one option set per protocol (test_exec_replay --large runs them all).
         if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
@@ -170,6 +175,7 @@ int main(int argc, char** argv) {
   }
   chk.check(large || cut_plans > 0, "no small pattern had a message cut by the profile split");
   chk.check(plans > 0, "no plan was made");
+  chk.check(node_plans > 0, "no node-aware plan was replayed");
   std::uint64_t all_coalesced = 0;
   MPI_Allreduce(&coalesced, &all_coalesced, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   chk.check(all_coalesced > 0, "no plan had a phase with several pieces to one peer: coalescing was never replayed");
