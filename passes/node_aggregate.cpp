@@ -11,7 +11,7 @@ NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p) {
   return {first, std::min(ranks_per_node, p - first)};
 }
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node) {
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from) {
   commfit_assert(ranks_per_node >= 1, "node_aggregate", "fewer than one rank per node");
   const Rank p = m.ranks, per = ranks_per_node;
   Schedule s;
@@ -21,7 +21,7 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node) {
     if (i == j) return;
     const Piece piece{i, j, 0, b};
     const Rank from_node = i / per, to_node = j / per;
-    if (from_node == to_node) {
+    if (from_node == to_node || (direct_from > 0 && b >= direct_from)) {
       s.transfers.push_back({1, i, j, piece});
       return;
     }

@@ -11,15 +11,17 @@
 //   phase 1, network: a -> b, the rank of B that listens for A; every byte from A to B crosses
 //                     the network in this one (phase, a, b) message;
 //   phase 2, scatter: b -> dst.
-// A hop whose two ends are the same rank is skipped. With n_A ranks on node A, a(A, B) is rank
+// A hop whose two ends are the same rank is skipped. Messages of `direct_from` bytes or more (0:
+// none) go directly too, in phase 1: two more hops of their bytes would cost more than the message
+// start-up they save (strategy node sets it from the cost model, planner/strategy_node.cpp). With n_A ranks on node A, a(A, B) is rank
 // B mod n_A of A and b(A, B) rank A mod n_B of B, so each rank of a node speaks for about
 // 1 / n_A of the other nodes and listens for about as many. Messages inside a node go directly, in
 // phase 1, while the agents' network messages fly.
 //
 // Needs: ranks_per_node >= 1 (1 gives the direct exchange in one phase). Guarantees: every network
 // message's bytes travel its route once, whole (the verifier's delivery and holding rules); at most
-// three phases, empty ones dropped; between any two nodes, one message per direction in all
-// (phase 1), and no other network message crosses between nodes; no contention rule (a phase-0
+// three phases, empty ones dropped; between any two nodes, one aggregated message per direction
+// (phase 1), and no other message crosses between them but the direct ones (>= direct_from); no contention rule (a phase-0
 // agent receives from the other ranks of its node at once); deterministic, no randomness.
 #pragma once
 
@@ -28,7 +30,7 @@
 
 namespace commfit {
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node);
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0);
 
 // The ranks of node `node` of a p-rank job with `ranks_per_node` ranks per node: [first, first + n).
 struct NodeSpan {

@@ -1,11 +1,14 @@
 // Strategy "node" (node-aware aggregation, passes/node_aggregate.h): on a machine with several
 // ranks per node (--topology ...+nodeN), messages between nodes are gathered to one rank of the
 // sending node per receiving node, cross the network as one message per node pair, and are
-// scattered on arrival; messages inside a node go directly. Fewer, larger network messages: it
-// pays where per-message costs dominate (small messages, high fan-out, many ranks per node).
+// scattered on arrival; messages inside a node, and messages large enough that their bytes cost
+// more than their start-up, go directly. Fewer, larger network messages: it pays where
+// per-message costs dominate (small messages, high fan-out, many ranks per node).
 #include "passes/node_aggregate.h"
 #include "ir/error.h"
 #include "planner/strategy_table.h"
+
+#include <algorithm>
 
 namespace commfit {
 namespace {
@@ -15,9 +18,13 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   if (per < 2)
     throw UsageError("strategy node needs several ranks per node: give the machine as --topology SPEC+nodeN (e.g. full+node16; the "
                      "topology is " + o.topology.spec() + ")");
+  // A message is worth aggregating while the two extra hops of its bytes (2 b / bandwidth) cost less
+  // than the start-up it saves (tau): below tau x bandwidth / 2 bytes (10 kB at the defaults).
+  const Bytes direct_from = std::max<Bytes>(1, static_cast<Bytes>(o.cost.tau_s * o.cost.bandwidth_Bps / 2));
   StrategyOutput out;
   out.options["ranks_per_node"] = per;
-  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per); });
+  out.options["direct_from"] = direct_from;
+  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from); });
   return out;
 }
 

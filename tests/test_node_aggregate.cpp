@@ -4,9 +4,10 @@
 // the pass's bounds asserted on the schedule itself:
 //   - every network message goes whole, over at most three hops, in phase order, on the route
 //     src -> a(A, B) -> b(A, B) -> dst the header names (hops with equal ends skipped);
-//   - between two nodes A != B, exactly one (from, to) pair carries bytes in all (the network
-//     phase), carrying exactly the bytes of the messages from A to B;
-//   - at most three phases; a message inside a node goes directly, in one hop.
+//   - between two nodes A != B, exactly one (from, to) pair carries the aggregated bytes (the
+//     network phase), exactly those of the messages from A to B below direct_from;
+//   - at most three phases; a message inside a node, or of direct_from bytes or more, goes
+//     directly, in one hop.
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "passes/node_aggregate.h"
@@ -26,10 +27,11 @@ using namespace commfit;
 
 namespace {
 
-void check_schedule(const CommMatrix& m, Rank per, const std::string& what) {
-  INFO(what);
+void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0) {
+  INFO(what << ", direct from " << direct_from);
   const Rank p = m.ranks;
-  const Schedule s = node_aggregate(m, per);
+  const Schedule s = node_aggregate(m, per, direct_from);
+  auto direct = [&](Bytes b) { return direct_from > 0 && b >= direct_from; };
   CHECK(s.phases <= 3);
   // The lowered plan: delivery, holding, matching, staging (no contention rule).
   const Plan plan = lower(s, m);
@@ -50,7 +52,7 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what) {
     if (i == j) return;
     const auto& h = hops[{i, j}];
     const Rank A = i / per, B = j / per;
-    if (A == B) {
+    if (A == B || direct(b)) {
       REQUIRE(h.size() == 1);
       CHECK((h[0]->from == i && h[0]->to == j));
       return;
@@ -69,7 +71,7 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what) {
     }
   });
   for (const Transfer& t : s.transfers)
-    if (t.from / per != t.to / per) {
+    if (t.from / per != t.to / per && !direct(t.piece.bytes)) {
       node_pairs[{t.from / per, t.to / per}].insert({t.from, t.to});
       crossing[{t.from / per, t.to / per}] += t.piece.bytes;
     }
@@ -87,10 +89,11 @@ TEST_CASE("node aggregate: random, uniform, dense and skewed matrices on every n
       for (std::uint64_t seed = 1; seed <= 3; ++seed) {
         const std::string at = "p " + std::to_string(p) + ", " + std::to_string(per) + " per node, seed " + std::to_string(seed);
         check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at);
+        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at, 2500);
         if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), per, "uniform " + at);
         check_schedule(gen_dense(p, 300, seed), per, "dense " + at);
         check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), per, "hot " + at);
-        cases += 4;
+        cases += 5;
       }
     }
   CHECK(cases > 300);
@@ -105,6 +108,7 @@ TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per
   CHECK(plan.manifest.phases == 3);
   CHECK(plan.manifest.options.value("contention", "") == "none");
   CHECK(plan.manifest.options.value("ranks_per_node", 0) == 8);
+  CHECK(plan.manifest.options.value("direct_from", 0) == 10000);   // tau x bandwidth / 2 at the defaults
   // Deterministic: the same plan twice.
   const Plan again = make_plan(m, o);
   REQUIRE(again.ranks.size() == plan.ranks.size());
