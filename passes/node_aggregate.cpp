@@ -11,7 +11,7 @@ NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p) {
   return {first, std::min(ranks_per_node, p - first)};
 }
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from) {
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from, NodeSteps steps) {
   commfit_assert(ranks_per_node >= 1, "node_aggregate", "fewer than one rank per node");
   const Rank p = m.ranks, per = ranks_per_node;
   Schedule s;
@@ -21,11 +21,21 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_f
     if (i == j) return;
     const Piece piece{i, j, 0, b};
     const Rank from_node = i / per, to_node = j / per;
+    const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
+    if (steps == NodeSteps::two) {
+      if (from_node == to_node || (direct_from > 0 && b >= direct_from)) {
+        s.transfers.push_back({0, i, j, piece});
+        return;
+      }
+      const Rank c = dst.first + (i - src.first) % dst.n;   // i's counterpart on to_node
+      s.transfers.push_back({0, i, c, piece});
+      if (c != j) s.transfers.push_back({1, c, j, piece});
+      return;
+    }
     if (from_node == to_node || (direct_from > 0 && b >= direct_from)) {
       s.transfers.push_back({1, i, j, piece});
       return;
     }
-    const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
     const Rank a = src.first + to_node % src.n;     // speaks for node from_node to to_node
     const Rank c = dst.first + from_node % dst.n;   // listens on to_node for from_node
     if (i != a) s.transfers.push_back({0, i, a, piece});

@@ -18,6 +18,12 @@
 // 1 / n_A of the other nodes and listens for about as many. Messages inside a node go directly, in
 // phase 1, while the agents' network messages fly.
 //
+// Two steps (NodeSteps::two; Bienz-Gropp-Olson's two-step): every rank is an agent. src sends
+// straight to the rank of B with its own local index (modulo n_B), in phase 0 (with the messages
+// inside nodes), which forwards to dst in phase 1. Between nodes A and B, at most n_A network
+// messages (phase 0): one per sending rank, each carrying everything it has for B; no third hop,
+// and no rank idle in the network phase.
+//
 // Needs: ranks_per_node >= 1 (1 gives the direct exchange in one phase). Guarantees: every network
 // message's bytes travel its route once, whole (the verifier's delivery and holding rules); at most
 // three phases, empty ones dropped; between any two nodes, one aggregated message per direction
@@ -30,7 +36,9 @@
 
 namespace commfit {
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0);
+enum class NodeSteps { three, two };
+
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three);
 
 // The ranks of node `node` of a p-rank job with `ranks_per_node` ranks per node: [first, first + n).
 struct NodeSpan {

@@ -197,6 +197,9 @@ void add_plan_command(CLI::App& app, Runner& run) {
                   sub->add_option("--max-outstanding", c->plan.max_outstanding,
                                   "throttled: requests in flight per rank (" + option_choices_text(StrategyOption::max_outstanding) + ")")
                       ->capture_default_str());
+  strategy_option(StrategyOption::steps,
+                  sub->add_option("--steps", c->plan.steps, "node: hops between nodes (" + option_choices_text(StrategyOption::steps) + ")")
+                      ->capture_default_str());
   strategy_option(StrategyOption::memory,
                   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange, or with a unit (8MiB, 1.5GB; overrides the matrix's \"memory\")")
                       ->transform(quantity_transform(Quantity::bytes, true)));

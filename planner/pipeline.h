@@ -23,6 +23,7 @@ struct PlanOptions {
   std::string method = "parking";      // memory
   std::string concurrency = "4";       // bounded: messages per port per phase
   std::string max_outstanding = "4";   // throttled: requests in flight per rank
+  std::string steps = "3";             // node: hops of a message between nodes (3 or 2)
   Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   Topology topology;                   // the machine (default full: a crossbar)

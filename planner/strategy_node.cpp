@@ -13,6 +13,12 @@
 namespace commfit {
 namespace {
 
+constexpr NamedEntry kSteps[] = {
+    {"3", "Bienz-Gropp-Olson three-step", "gather to a node's agent for the remote node, one network message per node pair, scatter"},
+    {"2", "Bienz-Gropp-Olson two-step", "each rank to its counterpart on the remote node, which scatters: up to N network messages per node pair"},
+};
+constexpr OptionEntry kOptions[] = {{StrategyOption::steps, kSteps}};
+
 StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   const Rank per = o.topology.ranks_per_node();
   if (per < 2)
@@ -24,7 +30,9 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   StrategyOutput out;
   out.options["ranks_per_node"] = per;
   out.options["direct_from"] = direct_from;
-  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from); });
+  out.options["steps"] = o.steps;
+  const NodeSteps steps = o.steps == "2" ? NodeSteps::two : NodeSteps::three;   // check_choices: "3" or "2"
+  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from, steps); });
   return out;
 }
 
@@ -33,9 +41,9 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
 const Strategy& node_strategy() {
   static const Strategy s{
       .entry = {"node", "Bienz-Gropp-Olson (three-step node-aware)", "gather per remote node, one network message per node pair, scatter"},
-      .options = {},
+      .options = kOptions,
       .run = run_node,
-      .sweep = std::nullopt,
+      .sweep = StrategyOption::steps,
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       // Up to three hops per message between nodes.

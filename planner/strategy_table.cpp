@@ -54,6 +54,7 @@ const char* flag(StrategyOption o) {
     case StrategyOption::memory: return "--memory";
     case StrategyOption::concurrency: return "--concurrency";
     case StrategyOption::max_outstanding: return "--max-outstanding";
+    case StrategyOption::steps: return "--steps";
   }
   return "?";
 }
@@ -65,6 +66,7 @@ std::string& choice(PlanOptions& o, StrategyOption option) {
     case StrategyOption::method: return o.method;
     case StrategyOption::concurrency: return o.concurrency;
     case StrategyOption::max_outstanding: return o.max_outstanding;
+    case StrategyOption::steps: return o.steps;
     default: internal_error("strategy table", std::string(flag(option)) + " is not a choice option");
   }
 }

@@ -42,7 +42,7 @@ struct StrategyOutput {
 };
 
 // The options of `commfit plan` that belong to some strategies only (the rest apply to all).
-enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency, max_outstanding };
+enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency, max_outstanding, steps };
 
 const char* flag(StrategyOption o);   // "--algorithm"
 // The value of a choice option (algorithm, variant, method) in `o`.

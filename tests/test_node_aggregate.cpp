@@ -27,12 +27,13 @@ using namespace commfit;
 
 namespace {
 
-void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0) {
-  INFO(what << ", direct from " << direct_from);
+void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three) {
+  const bool two = steps == NodeSteps::two;
+  INFO(what << ", direct from " << direct_from << (two ? ", two steps" : ", three steps"));
   const Rank p = m.ranks;
-  const Schedule s = node_aggregate(m, per, direct_from);
+  const Schedule s = node_aggregate(m, per, direct_from, steps);
   auto direct = [&](Bytes b) { return direct_from > 0 && b >= direct_from; };
-  CHECK(s.phases <= 3);
+  CHECK(s.phases <= (two ? 2u : 3u));
   // The lowered plan: delivery, holding, matching, staging (no contention rule).
   const Plan plan = lower(s, m);
   VerifyRules rules;
@@ -59,7 +60,8 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
     }
     expected[{A, B}] += b;
     const NodeSpan sa = node_span(A, per, p), sb = node_span(B, per, p);
-    const Rank a = sa.first + B % sa.n, c = sb.first + A % sb.n;
+    const Rank a = two ? i : sa.first + B % sa.n;
+    const Rank c = two ? sb.first + (i - sa.first) % sb.n : sb.first + A % sb.n;
     std::vector<Rank> route{i};
     for (Rank r : {a, c, j})
       if (r != route.back()) route.push_back(r);
@@ -75,7 +77,9 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
       node_pairs[{t.from / per, t.to / per}].insert({t.from, t.to});
       crossing[{t.from / per, t.to / per}] += t.piece.bytes;
     }
-  for (const auto& [nodes, pairs] : node_pairs) CHECK_MESSAGE(pairs.size() == 1, "nodes " << nodes.first << " -> " << nodes.second);
+  // Three steps: one message per node pair; two: at most one per rank of the sending node.
+  for (const auto& [nodes, pairs] : node_pairs)
+    CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(node_span(nodes.first, per, p).n) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
   CHECK(crossing == expected);
 }
 
@@ -90,10 +94,12 @@ TEST_CASE("node aggregate: random, uniform, dense and skewed matrices on every n
         const std::string at = "p " + std::to_string(p) + ", " + std::to_string(per) + " per node, seed " + std::to_string(seed);
         check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at);
         check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at, 2500);
+        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at, 0, NodeSteps::two);
+        check_schedule(gen_dense(p, 300, seed), per, "dense " + at, 200, NodeSteps::two);
         if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), per, "uniform " + at);
         check_schedule(gen_dense(p, 300, seed), per, "dense " + at);
         check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), per, "hot " + at);
-        cases += 5;
+        cases += 7;
       }
     }
   CHECK(cases > 300);
@@ -115,6 +121,12 @@ TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) CHECK(again.ranks[r].steps == plan.ranks[r].steps);
   o.topology = Topology::parse("torus:4x2+node5");   // the last node partly full (40 ranks)
   CHECK(make_plan(m, o).manifest.phases == 3);
+  o.steps = "2";
+  CHECK(make_plan(m, o).manifest.phases == 2);
+  CHECK(make_plan(m, o).manifest.options.value("steps", "") == "2");
+  o.steps = "4";
+  CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("unknown steps \"4\" for strategy node"), UsageError);
+  o.steps = "3";
   o.topology = Topology();
   CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("strategy node needs several ranks per node"), UsageError);
 }
