@@ -1,7 +1,8 @@
 // Strategy "node" (node-aware aggregation, passes/node_aggregate.h): on a machine with several
 // ranks per node (--topology ...+nodeN), messages between nodes are gathered to one rank of the
 // sending node per receiving node, cross the network as one message per node pair, and are
-// scattered on arrival; messages inside a node, and messages large enough that their bytes cost
+// scattered on arrival (--steps 3; --steps 2: each rank sends to its counterpart on the other
+// node, which scatters); messages inside a node, and messages large enough that their bytes cost
 // more than their start-up, go directly. Fewer, larger network messages: it pays where
 // per-message costs dominate (small messages, high fan-out, many ranks per node).
 #include "passes/node_aggregate.h"
@@ -40,7 +41,7 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
 
 const Strategy& node_strategy() {
   static const Strategy s{
-      .entry = {"node", "Bienz-Gropp-Olson (three-step node-aware)", "gather per remote node, one network message per node pair, scatter"},
+      .entry = {"node", "Bienz-Gropp-Olson (node-aware, --steps 3 or 2)", "messages between nodes through agents: one per node pair (3), or one per rank and node (2)"},
       .options = kOptions,
       .run = run_node,
       .sweep = StrategyOption::steps,
