@@ -545,7 +545,10 @@ std::string untimed(const std::string& text) {
   std::string out;
   for (std::string line; std::getline(in, line);) {
     const bool row = (line.rfind("  ", 0) == 0 || line.rfind("* ", 0) == 0) && line.find("skipped:") == std::string::npos;
-    if (const std::size_t end = line.find_last_not_of(' '); row && end != std::string::npos) line.erase(line.find_last_of(' ', end) + 1);
+    if (const std::size_t end = line.find_last_not_of(' '); row && end != std::string::npos) {
+      line.erase(line.find_last_of(' ', end) + 1);   // the time, then the padding its width set
+      line.erase(line.find_last_not_of(' ') + 1);
+    }
     out += std::regex_replace(line, seconds, ": s") + "\n";
   }
   return out;
