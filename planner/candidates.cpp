@@ -5,8 +5,12 @@
 #include "planner/strategy_table.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 namespace commfit {
 
@@ -51,33 +55,163 @@ bool candidate_cheaper(const CandidateRow& a, const CandidateRow& b) {
   return a.phases < b.phases;
 }
 
+namespace {
+
+// a beats b by more than any chain of near-ties can make up: a simulated estimate against an
+// analytic one, or an estimate lower by more than 1e-5 relative. candidate_cheaper lets the
+// scan's choice rise by at most 1e-9 relative per switch, so over fewer than 10^4 candidates
+// the choice after a's step stays below b's.
+bool clearly_cheaper(const CandidateRow& a, const CandidateRow& b) {
+  if (a.simulated != b.simulated) return a.simulated;
+  return b.estimate_s > a.estimate_s * (1 + 1e-5);
+}
+
+// The serial loop's choice, made while candidates finish in any order. candidate_cheaper is not
+// transitive (its tolerance), so the choice is the serial scan itself: rows are taken in index
+// order, as far as every candidate before them has finished. A finished plan is held only while
+// it can still be the final choice, rather than every plan until the end (memory: up to ~20
+// plans of a large matrix) or none (the chosen one would be planned twice: async, say, which
+// takes the longest). It is dropped
+//   (a) once the scan has passed it and not chosen it, or has chosen another since;
+//   (b) once a later candidate is cheaper than it: at that candidate's step it would replace it,
+//       and a replaced candidate never comes back;
+//   (c) once an earlier candidate is clearly cheaper (above): the choice at its own step is then
+//       still cheaper than it.
+// So besides the plans being made, the chosen one and near-ties waiting for an earlier candidate
+// are alive.
+class Choice {
+ public:
+  Choice(const std::vector<CandidateRow>& rows, bool keep_plans) : rows_(rows), keep_plans_(keep_plans), finished_(rows.size()), plans_(rows.size()) {
+    for (std::size_t k = 0; k < rows.size(); ++k) finished_[k] = !rows[k].skipped.empty();
+    scan();
+  }
+
+  // Candidate k is done: its row is filled in (or skipped) and `plan` is its plan, if any.
+  void finished(std::size_t k, std::optional<Plan> plan) {
+    finished_[k] = true;
+    if (keep_plans_) plans_[k] = std::move(plan);
+    scan();
+    for (std::size_t j = 0; j < plans_.size(); ++j)
+      if (plans_[j] && !may_be_final(j)) plans_[j].reset();
+  }
+
+  std::optional<std::size_t> chosen() const { return chosen_; }
+  std::optional<Plan> take_plan() { return chosen_ ? std::move(plans_[*chosen_]) : std::nullopt; }
+
+ private:
+  bool planned(std::size_t k) const { return finished_[k] && rows_[k].skipped.empty(); }
+
+  void scan() {
+    for (; next_ < rows_.size() && finished_[next_]; ++next_)
+      if (planned(next_) && (!chosen_ || candidate_cheaper(rows_[next_], rows_[*chosen_]))) chosen_ = next_;
+  }
+
+  bool may_be_final(std::size_t j) const {
+    if (j < next_ && j != chosen_) return false;                                           // (a)
+    for (std::size_t l = 0; l < rows_.size(); ++l) {
+      if (l == j || !planned(l)) continue;
+      if (l > j ? candidate_cheaper(rows_[l], rows_[j]) : clearly_cheaper(rows_[l], rows_[j])) return false;   // (b), (c)
+    }
+    return true;
+  }
+
+  const std::vector<CandidateRow>& rows_;
+  bool keep_plans_;
+  std::vector<bool> finished_;
+  std::vector<std::optional<Plan>> plans_;
+  std::size_t next_ = 0;                 // the scan has taken rows [0, next_)
+  std::optional<std::size_t> chosen_;    // the serial loop's choice after row next_ - 1
+};
+
+// Plans one candidate and fills in its row; the plan is returned, its pass log appended to `log`.
+// A UsageError (a strategy that does not apply) marks the row skipped.
+std::optional<Plan> plan_candidate(const CommMatrix& m, CandidateRow& row, std::vector<std::string>& log) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    PlanReport report;
+    Plan plan = make_plan(m, row.options, &report);
+    for (const std::string& line : report.log) log.push_back(row.name + ": " + line);
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    row.phases = plan.manifest.phases;
+    for (Bytes b : phase_max_message(plan)) row.max_message = std::max(row.max_message, b);
+    row.estimate_s = plan.manifest.cost.estimate_s;
+    row.simulated = !plan.manifest.options.contains("estimate");   // pipeline.cpp notes an analytic one
+    row.loose_s = plan.manifest.options.value("timing", "") == "async" ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
+    row.lower_bound_s = plan.manifest.cost.lower_bound_s;
+    return plan;
+  } catch (const UsageError& e) {   // e.g. a strategy not implemented yet, or not applicable
+    row.skipped = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan) {
   Comparison c;
   c.rows = candidates_for(m, base);
-  for (std::size_t k = 0; k < c.rows.size(); ++k) {
-    CandidateRow& row = c.rows[k];
-    if (!row.skipped.empty()) continue;
-    const auto start = std::chrono::steady_clock::now();
-    if (base.progress) row.options.progress = [&base, &row](const std::string& pass) { base.progress(row.name + ": " + pass); };
-    try {
-      PlanReport report;
-      Plan plan = make_plan(m, row.options, &report);
-      for (const std::string& line : report.log) c.log.push_back(row.name + ": " + line);
-      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      row.phases = plan.manifest.phases;
-      for (Bytes b : phase_max_message(plan)) row.max_message = std::max(row.max_message, b);
-      row.estimate_s = plan.manifest.cost.estimate_s;
-      row.simulated = !plan.manifest.options.contains("estimate");   // pipeline.cpp notes an analytic one
-      row.loose_s = plan.manifest.options.value("timing", "") == "async" ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
-      row.lower_bound_s = plan.manifest.cost.lower_bound_s;
-      if (!c.chosen || candidate_cheaper(row, c.rows[*c.chosen])) {
-        c.chosen = k;
-        if (keep_plan) c.plan = std::move(plan);
-      }
-    } catch (const UsageError& e) {   // e.g. a strategy not implemented yet, or not applicable
-      row.skipped = e.what();
-    }
+  const std::size_t n = c.rows.size();
+  // The candidates to plan, longest first by the strategy table's hint, so that the threads
+  // finish together; this order decides only when a candidate is planned.
+  std::vector<std::size_t> order;
+  std::vector<double> cost(n, 1);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!c.rows[k].skipped.empty()) continue;
+    order.push_back(k);
+    if (const Strategy* s = find_strategy(c.rows[k].options.strategy); s && s->plan_cost) cost[k] = s->plan_cost(c.rows[k].options);
   }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+
+  std::mutex progress_mutex;   // base.progress is told one pass at a time
+  for (CandidateRow& row : c.rows)
+    if (base.progress)
+      row.options.progress = [&base, &row, &progress_mutex](const std::string& pass) {
+        const std::lock_guard lock(progress_mutex);
+        base.progress(row.name + ": " + pass);
+      };
+
+  // Each thread takes the next candidate of `order` until none is left. An error other than a
+  // UsageError is the serial loop's: the one of the first candidate (by index) that throws, so
+  // candidates after it are not started and those before it still are.
+  std::mutex mutex;   // guards choice and errors
+  Choice choice(c.rows, keep_plan);
+  std::vector<std::vector<std::string>> logs(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0}, first_error{n};
+  auto work = [&] {
+    for (std::size_t t; (t = next++) < order.size();) {
+      const std::size_t k = order[t];
+      if (k > first_error) continue;
+      std::optional<Plan> plan;
+      std::exception_ptr error;
+      try {
+        plan = plan_candidate(m, c.rows[k], logs[k]);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const std::lock_guard lock(mutex);
+      if (error) {
+        errors[k] = error;
+        first_error = std::min<std::size_t>(first_error, k);
+      } else {
+        choice.finished(k, std::move(plan));
+      }
+    }
+  };
+  // --print-after prints from inside the passes: one thread keeps its output in candidate order.
+  const std::size_t threads = base.print_after.empty() ? std::min<std::size_t>(std::max(base.threads, 1u), std::max<std::size_t>(order.size(), 1)) : 1;
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (first_error < n) std::rethrow_exception(errors[first_error]);
+
+  c.chosen = choice.chosen();
+  if (keep_plan) {
+    c.plan = choice.take_plan();
+    commfit_assert(c.plan.has_value() == c.chosen.has_value(), "compare_candidates", "the chosen candidate's plan was not kept");
+  }
+  for (const std::vector<std::string>& lines : logs) c.log.insert(c.log.end(), lines.begin(), lines.end());
   return c;
 }
 

@@ -1,7 +1,7 @@
 // Candidates for --strategy auto and commfit compare: every strategy of the strategy table that
 // applies, once per value of the option it sweeps (direct: each algorithm, two-stage: each variant,
-// memory: each method), is planned (and verified) in turn; the cheapest under the cost model
-// wins. Memory limits restrict the field to the strategies that honour them.
+// memory: each method), is planned (and verified), base.threads of them at once; the cheapest
+// under the cost model wins. Memory limits restrict the field to the strategies that honour them.
 #pragma once
 
 #include "planner/pipeline.h"
@@ -39,7 +39,10 @@ bool candidate_cheaper(const CandidateRow& a, const CandidateRow& b);
 // The candidate list for a matrix: `base` supplies seed, cost and the other options.
 std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions& base);
 
-// Plans every candidate; keeps the cheapest plan when keep_plan is true.
+// Plans every candidate on base.threads threads (one with --print-after); keeps the cheapest plan
+// when keep_plan is true. Rows, choice, plan and log are those of planning them one after another
+// in index order, whatever the number of threads; only the rows' planning times differ.
+// base.progress is called from one thread at a time.
 Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool keep_plan);
 
 // The comparison table, one row per candidate, the chosen one marked with '*'.

@@ -27,12 +27,14 @@ struct CompareCommand {
   std::shared_ptr<NetworkFlags> network;
   PlanOptions plan;
   std::optional<std::uint64_t> max_memory;
+  std::optional<int> threads;   // default: planner/limits.h usable_cpus()
   bool json = false;
 };
 
 int run_compare(const CompareCommand& c) {
-  const MatrixFile in = read_matrix(c.matrix, c.input_format);
   PlanOptions o = c.plan;
+  o.threads = threads_or_default(c.threads);
+  const MatrixFile in = read_matrix(c.matrix, c.input_format);
   apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   apply_network_flags(*c.network, o.cost.network);
   PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
@@ -78,6 +80,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
   sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
+  add_threads_option(sub, c->threads);
   sub->add_flag("--json", c->json, "Print the comparison as JSON (schemas/compare.schema.json), without planning times");
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }

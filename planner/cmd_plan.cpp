@@ -38,6 +38,7 @@ struct PlanCommand {
   std::string memory_file;
   std::string topology;
   std::optional<std::uint64_t> max_memory;   // default: planner/limits.h default_memory_limit()
+  std::optional<int> threads;                // default: planner/limits.h usable_cpus()
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
   std::shared_ptr<NetworkFlags> network;
@@ -105,6 +106,7 @@ int run_plan(const PlanCommand& c) {
   for (const auto& [option, cli] : c.strategy_options)
     if (cli->count() > 0 && std::find(given.begin(), given.end(), option) == given.end()) given.push_back(option);
   check_given_options(c.plan.strategy, given);
+  const unsigned threads = threads_or_default(c.threads);
   if (!c.plan.print_after.empty()) {
     const std::optional<Pass> p = find_pass(c.plan.print_after);
     if (!p || !pass_entry(*p).schedule) {
@@ -119,6 +121,7 @@ int run_plan(const PlanCommand& c) {
   check_plan_output(out);   // refuse a path we would not replace before reading or planning
   MatrixFile in = read_matrix(c.matrix, c.input_format);
   PlanOptions o = c.plan;
+  o.threads = threads;
   if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
   if (c.memory) o.memory.assign(static_cast<std::size_t>(in.matrix.ranks), *c.memory);
   if (!c.memory_file.empty()) {
@@ -210,6 +213,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
   c->network = add_network_options(sub, c->plan.cost.network);
   sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
+  add_threads_option(sub, c->threads);
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");
   sub->add_option("--print-after", c->plan.print_after, "Print the schedule a pass returns on stderr (a name from --list-passes)");
   sub->add_flag("--time-passes", c->time_passes, "Print each pass's time on stderr");

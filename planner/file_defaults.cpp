@@ -28,4 +28,10 @@ void add_matrix_argument(CLI::App* sub, std::string& path, std::optional<MatrixF
       ->check(CLI::IsMember({"json", "mtx"}));
 }
 
+void add_threads_option(CLI::App* sub, std::optional<int>& threads) {
+  sub->add_option("--threads", threads,
+                  "Candidates of --strategy auto planned at once, with the same result (default: the CPUs this process may use, by its "
+                  "affinity and cgroup CPU quota)");
+}
+
 }  // namespace commfit

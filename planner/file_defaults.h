@@ -26,4 +26,8 @@ void apply_file_defaults(const MatrixFile& in, const std::string& path, const Co
 // --input-format json|mtx, which overrides the format read_matrix tells from the content.
 void add_matrix_argument(CLI::App* sub, std::string& path, std::optional<MatrixFormat>& format, const std::string& what);
 
+// --threads N of plan and compare: auto's candidates planned at once (PlanOptions::threads).
+// Read it with threads_or_default (planner/limits.h).
+void add_threads_option(CLI::App* sub, std::optional<int>& threads);
+
 }  // namespace commfit

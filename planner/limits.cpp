@@ -3,6 +3,7 @@
 #include "ir/error.h"
 #include "planner/strategy_table.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,12 +23,17 @@ MemoryEstimate plan_memory_estimate(const CommMatrix& m, const PlanOptions& o) {
   } else if (o.strategy != "auto") {
     e.pieces = network_messages(m);   // make_plan refuses the name; the estimate need not
   } else {
-    // auto: every candidate is planned in turn and the cheapest kept, so two plans are alive at
-    // the peak; a strategy auto skips on this matrix does not count.
-    std::uint64_t most = 0;
+    // auto: o.threads candidates are planned at once and the cheapest so far is kept, so one plan
+    // more than the threads is alive at the peak (planner/candidates.cpp also holds a finished
+    // plan that ties the cheapest until the candidates before it are done: not counted); a
+    // strategy auto skips on this matrix does not count.
+    std::uint64_t most = 0, candidates = 0;
     for (const Strategy* t : strategy_table())
-      if (!t->auto_skip || t->auto_skip(m).empty()) most = std::max(most, t->pieces(m, o));
-    e.pieces = saturating_mul(most, 2);
+      if (!t->auto_skip || t->auto_skip(m).empty()) {
+        most = std::max(most, t->pieces(m, o));
+        candidates += t->sweep ? sweep_choices(*t).size() : 1;
+      }
+    e.pieces = saturating_mul(most, std::min<std::uint64_t>(std::max(o.threads, 1u), std::max<std::uint64_t>(candidates, 1)) + 1);
   }
   e.bytes = saturating_add(saturating_add(saturating_mul(e.pieces, kEstimateBytesPerPiece), saturating_mul(static_cast<std::uint64_t>(m.nnz()), kEstimateBytesPerMessage)),
                            saturating_add(saturating_mul(static_cast<std::uint64_t>(m.ranks), kEstimateBytesPerRank), kEstimateBaseBytes));
@@ -85,14 +91,15 @@ std::optional<std::uint64_t> limit_value(const std::string& text) {
 }
 
 // The least limit of `file` in the cgroup `path` under `mount` and in every ancestor up to the
-// mount itself (a limit applies to its whole subtree).
+// mount itself (a limit applies to its whole subtree), each file's first line read by `value`.
 std::optional<std::uint64_t> cgroup_limit(const std::filesystem::path& mount, std::string path, const char* file,
-                                          std::string& where) {
+                                          std::string& where,
+                                          std::optional<std::uint64_t> (*value)(const std::string&) = limit_value) {
   std::optional<std::uint64_t> least;
   for (;;) {
     while (!path.empty() && path.back() == '/') path.pop_back();
     const std::filesystem::path dir = mount / std::filesystem::path(path).relative_path();
-    if (const std::optional<std::uint64_t> v = limit_value(first_line(dir / file)); v && (!least || *v < *least)) {
+    if (const std::optional<std::uint64_t> v = value(first_line(dir / file)); v && (!least || *v < *least)) {
       least = v;
       where = (dir / file).string();
     }
@@ -150,6 +157,46 @@ MemoryLimit default_memory_limit() {
   std::stringstream text;
   text << in.rdbuf();
   return memory_limit_from(text.str(), "/sys/fs/cgroup", [](const char* name) { return std::getenv(name); }, physical);
+}
+
+std::optional<std::uint64_t> cpu_max_cpus(const std::string& line) {
+  std::uint64_t quota = 0, period = 0;
+  const char* const end = line.data() + line.size();
+  const auto q = std::from_chars(line.data(), end, quota);
+  if (q.ec != std::errc() || q.ptr == end || *q.ptr != ' ') return std::nullopt;   // "max", or nonsense
+  const auto p = std::from_chars(q.ptr + 1, end, period);
+  if (p.ec != std::errc() || p.ptr != end || period == 0) return std::nullopt;
+  return std::max<std::uint64_t>(1, quota / period + (quota % period != 0));
+}
+
+unsigned usable_cpus_from(unsigned affinity, const std::string& proc_cgroup, const std::filesystem::path& cgroup_root) {
+  std::uint64_t cpus = std::max(affinity, 1u);
+  // cgroup v2 only ("0::/path"), mounted at the root or (hybrid systems) at unified/.
+  std::istringstream lines(proc_cgroup);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("0::", 0) != 0) continue;
+    std::string where;
+    for (const char* mount : {"", "unified"})
+      if (const auto quota = cgroup_limit(cgroup_root / mount, line.substr(3), "cpu.max", where, cpu_max_cpus)) cpus = std::min(cpus, *quota);
+  }
+  return static_cast<unsigned>(cpus);
+}
+
+unsigned usable_cpus() {
+  cpu_set_t set;
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const unsigned affinity = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set))
+                                                                           : static_cast<unsigned>(std::max(online, 1L));
+  std::ifstream in("/proc/self/cgroup");
+  std::stringstream text;
+  text << in.rdbuf();
+  return usable_cpus_from(affinity, text.str(), "/sys/fs/cgroup");
+}
+
+unsigned threads_or_default(std::optional<int> given) {
+  if (!given) return usable_cpus();
+  if (*given < 1) throw UsageError("--threads must be at least 1 (got " + std::to_string(*given) + ")");
+  return static_cast<unsigned>(*given);
 }
 
 std::string human_bytes(std::uint64_t bytes) {

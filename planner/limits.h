@@ -53,6 +53,23 @@ MemoryLimit default_memory_limit();
 MemoryLimit memory_limit_from(const std::string& proc_cgroup, const std::filesystem::path& cgroup_root,
                               const std::function<const char*(const char*)>& getenv, std::uint64_t physical);
 
+// The default of --threads (plan --strategy auto, compare): the CPUs this process may use, not the
+// machine's: its affinity mask (sched_getaffinity; taskset, Slurm's and mpirun's binding) and the
+// CPU quota of its cgroup v2 and every ancestor (cpu.max, as docker --cpus and systemd's
+// CPUQuota write it), whichever is less; at least 1.
+unsigned usable_cpus();
+
+// --threads as given (at least 1, else a UsageError), or usable_cpus() when not given.
+unsigned threads_or_default(std::optional<int> given);
+
+// The same from given sources, for tests: the CPUs in the affinity mask, the text of
+// /proc/self/cgroup and the directory cgroup file systems are mounted under (/sys/fs/cgroup).
+unsigned usable_cpus_from(unsigned affinity, const std::string& proc_cgroup, const std::filesystem::path& cgroup_root);
+
+// The CPUs one cpu.max line allows: "QUOTA PERIOD" (microseconds) is QUOTA / PERIOD rounded up,
+// at least 1; nullopt for "max PERIOD" (no quota) and for nonsense.
+std::optional<std::uint64_t> cpu_max_cpus(const std::string& line);
+
 // "1.5 GiB", "12.0 MiB", "900 B": for messages.
 std::string human_bytes(std::uint64_t bytes);
 

@@ -36,6 +36,10 @@ struct PlanOptions {
   // Called with a pass's name as it starts (auto: "candidate: pass"); commfit plan shows it on a
   // terminal for long plans. Empty: nothing is called.
   std::function<void(const std::string&)> progress;
+  // --strategy auto and compare: candidates planned at once (planner/candidates.h); the result is
+  // the same whatever the number. The command line's default is usable_cpus() (planner/limits.h);
+  // callers of make_plan get one thread unless they ask for more.
+  unsigned threads = 1;
 };
 
 struct PlanReport {

@@ -8,6 +8,8 @@
 #include "passes/group_phases.h"
 #include "planner/strategy_table.h"
 
+#include <algorithm>
+
 namespace commfit {
 namespace {
 
@@ -42,6 +44,7 @@ const Strategy& bounded_strategy() {
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
+      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, std::stoi(o.concurrency) / 16.0); },   // flows in flight
   };
   return s;
 }

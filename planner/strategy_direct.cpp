@@ -112,6 +112,7 @@ const Strategy& direct_strategy() {
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       .pieces = direct_pieces,
+      .plan_cost = [](const PlanOptions& o) { return o.algorithm == "quantised" ? 0.5 : 0.1; },   // its chunk and profile searches
   };
   return s;
 }

@@ -68,6 +68,11 @@ struct Strategy {
   std::string (*auto_skip)(const CommMatrix& m) = nullptr;
   // Transfers its schedule holds (each becomes two steps): the size estimate of planner/limits.h.
   std::uint64_t (*pieces)(const CommMatrix& m, const PlanOptions& o);
+  // Planning time of one candidate relative to async's (its network simulation and search passes
+  // dominate), measured at p = 1024 on the bench sets (docs/PERFORMANCE.md): auto's threads take
+  // the candidates longest first so that they finish together. It orders the work, never the
+  // result. nullptr: 1.
+  double (*plan_cost)(const PlanOptions& o) = nullptr;
 };
 
 #define COMMFIT_DECLARE_STRATEGY(name) const Strategy& name##_strategy();

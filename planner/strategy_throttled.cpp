@@ -8,6 +8,8 @@
 // model prices lowest.
 #include "planner/strategy_table.h"
 
+#include <algorithm>
+
 namespace commfit {
 namespace {
 
@@ -38,6 +40,7 @@ const Strategy& throttled_strategy() {
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
+      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, std::stoi(o.max_outstanding) / 16.0); },   // flows in flight
   };
   return s;
 }

@@ -72,6 +72,7 @@ const Strategy& two_stage_strategy() {
       .needs_memory_limits = false,
       .auto_skip = auto_skip,
       .pieces = [](const CommMatrix& m, const PlanOptions&) { return saturating_mul(two_stage_part_count(m), 2); },   // src -> mid, mid -> dst
+      .plan_cost = [](const PlanOptions&) { return 2.0; },   // p pieces per message
   };
   return s;
 }

@@ -9,7 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -529,4 +533,87 @@ TEST_CASE("cli_matrix_defaults_and_command_line_overrides") {
   const Result r = commfit("plan badtopo.json -o bad.plan");
   CHECK(r.status == 2);
   CHECK(r.err.starts_with("commfit: error: badtopo.json: /topology: "));
+}
+
+namespace {
+
+// The output of plan --strategy auto --time-passes without what is timed: the comparison table's
+// last column (plan s) and the passes' seconds.
+std::string untimed(const std::string& text) {
+  static const std::regex seconds(R"(: [0-9.]+ s)");
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    const bool row = (line.rfind("  ", 0) == 0 || line.rfind("* ", 0) == 0) && line.find("skipped:") == std::string::npos;
+    if (const std::size_t end = line.find_last_not_of(' '); row && end != std::string::npos) {
+      line.erase(line.find_last_of(' ', end) + 1);   // the time, then the padding its width set
+      line.erase(line.find_last_not_of(' ') + 1);
+    }
+    out += std::regex_replace(line, seconds, ": s") + "\n";
+  }
+  return out;
+}
+
+// Every file of a plan directory (or the one binary file), by name.
+std::map<std::string, std::string> plan_files(const fs::path& plan) {
+  std::map<std::string, std::string> files;
+  if (!fs::is_directory(plan)) return {{"", slurp(plan)}};
+  for (const auto& e : fs::recursive_directory_iterator(plan))
+    if (e.is_regular_file()) files[e.path().lexically_relative(plan).string()] = slurp(e.path());
+  return files;
+}
+
+}  // namespace
+
+// --threads: auto and compare plan their candidates in parallel with the serial result: the plan
+// byte for byte, the table but for its times, the pass log in candidate order, compare's JSON.
+TEST_CASE("cli_auto_threads_give_the_serial_result") {
+  // Many candidates with near-ties (async, throttled/16, throttled/32, bounded/32 price the same),
+  // two-stage ones included; and memory limits, where the memory methods compete.
+  REQUIRE(commfit("gen lognormal -n 48 --density 0.2 --median 4096 --sigma 2 --seed 3 -o threads_ln.json").status == 0);
+  REQUIRE(commfit("gen random -n 64 --density 0.2 --max-bytes 65536 --seed 2 -o threads_r.json").status == 0);
+  std::string limited = slurp(scratch_dir() / "threads_r.json");   // the same with 1 MiB free on every rank
+  std::string memory = "\"memory\": [1048576";
+  for (int k = 1; k < 64; ++k) memory += ", 1048576";
+  limited.replace(limited.find("\"ranks\""), 0, memory + "], ");
+  std::ofstream(scratch_dir() / "threads_m.json") << limited;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"threads_ln.json", "tp.plan"}, {"threads_m.json", "tp.cfp"}, {"threads_r.json --tau 1e-4", "tp.plan"}};
+  for (const auto& [args, out] : cases) {
+    std::map<std::string, std::string> serial_files;
+    std::string serial_out, serial_err, serial_json;
+    for (const char* threads : {"1", "2", "4"}) {
+      CAPTURE(args);
+      CAPTURE(threads);
+      const Result r = commfit("plan " + args + " --strategy auto --time-passes -o " + out + " --threads " + threads);
+      REQUIRE(r.status == 0);
+      CHECK(r.out.find("--strategy auto chose") != std::string::npos);
+      const std::map<std::string, std::string> files = plan_files(scratch_dir() / out);
+      const Result json = commfit("compare " + args + " --json --threads " + std::string(threads));
+      REQUIRE(json.status == 0);
+      if (serial_files.empty()) {
+        CHECK(files.begin()->second.size() > 100);
+        serial_files = files, serial_out = untimed(r.out), serial_err = untimed(r.err), serial_json = json.out;
+        continue;
+      }
+      CHECK(files == serial_files);
+      CHECK(untimed(r.out) == serial_out);
+      CHECK(untimed(r.err) == serial_err);
+      CHECK(json.out == serial_json);
+    }
+  }
+}
+
+TEST_CASE("cli_threads_must_be_positive") {
+  REQUIRE(commfit("gen uniform -n 8 -d 3 -o threads_u.json").status == 0);
+  for (const char* n : {"0", "-2"}) {
+    for (const std::string cmd : {"plan threads_u.json --strategy auto -o none.plan", "compare threads_u.json"}) {
+      const Result r = commfit(cmd + " --threads " + n);
+      CHECK(r.status == 2);
+      CHECK(r.err == "commfit: error: --threads must be at least 1 (got " + std::string(n) + ")\n");
+      CHECK(r.out.empty());
+    }
+  }
+  CHECK(!fs::exists(scratch_dir() / "none.plan"));
+  CHECK(commfit("compare threads_u.json --threads 3").status == 0);
 }
