@@ -22,25 +22,19 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_f
     const Piece piece{i, j, 0, b};
     const Rank from_node = i / per, to_node = j / per;
     const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
-    if (steps == NodeSteps::two) {
-      if (from_node == to_node || (direct_from > 0 && b >= direct_from)) {
-        s.transfers.push_back({0, i, j, piece});
-        return;
-      }
-      const Rank c = dst.first + (i - src.first) % dst.n;   // i's counterpart on to_node
-      s.transfers.push_back({0, i, c, piece});
-      if (c != j) s.transfers.push_back({1, c, j, piece});
-      return;
-    }
+    // The route src -> a -> c -> dst; with two steps the sender is its own agent, so the
+    // network hop comes first.
+    const bool two = steps == NodeSteps::two;
+    const Phase network = two ? 0 : 1;
     if (from_node == to_node || (direct_from > 0 && b >= direct_from)) {
-      s.transfers.push_back({1, i, j, piece});
+      s.transfers.push_back({network, i, j, piece});
       return;
     }
-    const Rank a = src.first + to_node % src.n;     // speaks for node from_node to to_node
-    const Rank c = dst.first + from_node % dst.n;   // listens on to_node for from_node
+    const Rank a = two ? i : src.first + to_node % src.n;                                  // speaks for from_node to to_node
+    const Rank c = two ? dst.first + (i - src.first) % dst.n : dst.first + from_node % dst.n;   // listens on to_node
     if (i != a) s.transfers.push_back({0, i, a, piece});
-    s.transfers.push_back({1, a, c, piece});
-    if (c != j) s.transfers.push_back({2, c, j, piece});
+    s.transfers.push_back({network, a, c, piece});
+    if (c != j) s.transfers.push_back({network + 1, c, j, piece});
   });
   s.copies = local_copies(m);
   canonicalize(s);
