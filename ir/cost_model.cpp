@@ -195,35 +195,42 @@ std::int64_t node_links(const Topology& topo) {
 double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay) {
   const double o = sim_overhead_s(c.tau_s, c.network);
   double latency = std::max(0.0, c.tau_s - 2 * o);
+  const double intra_latency = std::max(0.0, c.network.intra_latency_s);
+  // Fan-out per rank; bytes out of and into each node over the network (a node's ranks share its
+  // port, its NIC; with one rank per node a node is a rank).
   std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0);
   std::vector<Bytes> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
-  bool any = false;
+  bool any = false, intra = false, inter = false;
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j || b == 0) return;
     any = true;
     ++fan_out[i];
-    if (topo.kind() != Topology::Kind::full && topo.node_of(i) == topo.node_of(j)) return;   // no link: no port
-    out[i] += b;
-    in[j] += b;
+    if (topo.node_of(i) == topo.node_of(j)) {   // no port, no link: the node's shared memory
+      intra = true;
+      return;
+    }
+    inter = true;
+    out[topo.node_of(i)] += b;
+    in[topo.node_of(j)] += b;
   });
   if (!any) return 0;
   Bytes port = 0;
   for (std::size_t r = 0; r < out.size(); ++r) port = std::max({port, out[r], in[r]});
-  // A rank's bytes leave and arrive through its port on the crossbar, through its own links on a
+  // A node's bytes leave and arrive through its port on the crossbar, through its own links on a
   // topology (a fat tree's host link; 2 per dimension on a torus or mesh, D on a hypercube).
   double port_s = static_cast<double>(port) / c.bandwidth_Bps;
   if (topo.kind() != Topology::Kind::full) port_s /= static_cast<double>(node_links(topo));
   // With per-link latencies, the shortest route's latency (a relay may use any route: none).
   const bool per_link = c.network.link_latency_s >= 0 && topo.kind() != Topology::Kind::full;
-  if (relay) return (per_link ? 0.0 : latency) + o + port_s;
-  // The most loaded link and the shortest route, in one pass over the routes.
+  if (relay) return o + (inter ? (per_link ? 0.0 : latency) + port_s : intra_latency);
+  // The most loaded link and the shortest route between nodes, in one pass over the routes.
   Bytes link = 0;
   std::size_t hops = std::numeric_limits<std::size_t>::max();
-  if (topo.kind() != Topology::Kind::full) {
+  if (topo.kind() != Topology::Kind::full && inter) {
     std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
     std::vector<std::int64_t> route;
     m.for_each([&](Rank i, Rank j, Bytes b) {
-      if (i == j || b == 0) return;
+      if (b == 0 || topo.node_of(i) == topo.node_of(j)) return;
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
       for (std::int64_t l : route) load[static_cast<std::size_t>(l)] += b;
@@ -231,9 +238,14 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
     for (std::size_t l = 0; l < load.size(); ++l)   // a link k cables wide carries k times the bytes
       link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(static_cast<std::int64_t>(l)))));
   }
-  if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
+  if (per_link && inter) latency = c.network.link_latency_s * static_cast<double>(hops);
+  // The last message a rank posts waits the shortest latency of any message; the busiest port or
+  // link drains only after a network message's latency.
+  const double first = intra ? (inter ? std::min(latency, intra_latency) : intra_latency) : latency;
   const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());
-  return latency + std::max(static_cast<double>(f) * o, o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
+  const double posting = static_cast<double>(f) * o + first;
+  if (!inter) return posting;
+  return std::max(posting, latency + o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
 }
 
 bool plan_relays(const Plan& plan, const CommMatrix& m) {

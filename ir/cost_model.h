@@ -25,16 +25,19 @@ struct CostOptions {
 double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated = nullptr);
 
 // A lower bound of every plan's simulated time under the network model, with L = tau - 2 o the
-// latency and o the overhead of ir/network_sim.h, f_r a rank's network fan-out, T_link the most
-// bytes a link carries on direct routes, and T_port the most bytes a rank sends or receives (on a
-// topology: to or from other nodes only) over the links it has (1 on the crossbar and a fat tree,
-// 2 per dimension on a torus or mesh, D on a hypercube), in seconds at the bandwidth:
+// latency of a message between nodes, L_0 the shortest latency of any message (intra_latency_s
+// when some message stays inside a node), o the overhead of ir/network_sim.h, f_r a rank's
+// fan-out, T_link the most bytes a link carries on direct routes, and T_port the most bytes a node
+// (a rank, with one rank per node) sends to or receives from other nodes over the links it has
+// (1 on the crossbar and a fat tree, 2 per dimension on a torus or mesh, D on a hypercube), in
+// seconds at the bandwidth:
 //   direct plans (every byte travels from its source to its destination):
-//     L + max(max_r f_r o, o + max(T_port, T_link / bandwidth));
-//   relaying plans (`relay`: two-stage forwards through intermediaries, which may send fewer
-//     messages and avoid a link): L + o + T_port.
+//     max(max_r f_r o + L_0, L + o + max(T_port, T_link / bandwidth)), the second term only when
+//     some message crosses nodes;
+//   relaying plans (`relay`: two-stage and node aggregation forward through intermediaries, which
+//     may send fewer messages and avoid a link): o + L + T_port (o + L_0 when no byte crosses).
 // With per-link latencies (NetworkOptions::link_latency_s), L is the shortest route's latency
-// (0 for relaying plans).
+// between nodes (0 for relaying plans).
 double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay);
 
 // True when the plan forwards bytes through intermediaries (it sends more bytes over the network

@@ -81,6 +81,9 @@ class Simulation {
     o_ = sim_overhead_s(tau, net);
     window_ = o_ / 20;
     lat_ = std::max(0.0, tau - 2 * o_);
+    intra_lat_ = std::max(0.0, net.intra_latency_s);
+    intra_bw_ = net.intra_bandwidth_Bps > 0 ? net.intra_bandwidth_Bps : bandwidth;
+    per_node_ = topo.ranks_per_node();
     p_ = static_cast<Rank>(plan.ranks.size());
     collect(plan);
   }
@@ -187,6 +190,12 @@ class Simulation {
   }
 
   bool eager(std::uint32_t id) const { return msgs_[id].bytes < net_.eager_limit; }
+
+  // The node (host) of a rank: its port on the crossbar, its IB node; a rank itself with one rank
+  // per node.
+  Rank node(Rank r) const { return per_node_ > 1 ? topo_.node_of(r) : r; }
+  // True for a message between two ranks of one node: it uses no port and no link.
+  bool local(std::uint32_t id) const { return per_node_ > 1 && node(msgs_[id].from) == node(msgs_[id].to); }
 
   void push(double t, Ev kind, std::uint32_t id) { events_.push({t, seq_++, kind, id}); }
 
@@ -348,7 +357,7 @@ class Simulation {
       dirty_ = true;
       std::vector<std::int32_t>().swap(routes_[id]);
     }
-    if (net_.model == Network::ib) ib_remove(id);
+    if (net_.model == Network::ib && !local(id)) ib_remove(id);
     if (!eager(id)) {
       request_done(m.from, t);
       request_done(m.to, t);
@@ -366,17 +375,20 @@ class Simulation {
       case Ev::start: {
         // Its latency and its own rate bound (the TCP window over the round trip, as CM02's
         // TCP-gamma / (2 latency)), then the IB penalties divide that bound.
-        double lat = lat_;
-        if (net_.link_latency_s >= 0 && topo_.kind() != Topology::Kind::full)
+        // A message inside a node takes the node's shared memory (SimGrid's loopback link).
+        const bool here = local(e.id);
+        double lat = here ? intra_lat_ : lat_;
+        if (!here && net_.link_latency_s >= 0 && topo_.kind() != Topology::Kind::full)
           lat = net_.link_latency_s * static_cast<double>(route_of(e.id).size());
-        base_bound_[e.id] = net_.window_bytes > 0 && lat > 0 ? std::min(bw_, net_.window_bytes / (2 * lat)) : bw_;
+        const double bw = here ? intra_bw_ : bw_;
+        base_bound_[e.id] = net_.window_bytes > 0 && lat > 0 ? std::min(bw, net_.window_bytes / (2 * lat)) : bw;
         bound_[e.id] = base_bound_[e.id];
         if (net_.rtt_weight_bytes >= 0 && topo_.kind() != Topology::Kind::full) {
           double penalty = lat;
           for (std::int32_t q : route_of(e.id)) penalty += net_.rtt_weight_bytes / capacity(q);
           if (penalty > 0) penalty_[e.id] = penalty;
         }
-        if (net_.model == Network::ib) ib_add(e.id);
+        if (net_.model == Network::ib && !local(e.id)) ib_add(e.id);
         push(t + lat, Ev::bandwidth, e.id);
         break;
       }
@@ -413,23 +425,23 @@ class Simulation {
   }
 
   void ib_add(std::uint32_t id) {
-    const Message& m = msgs_[id];
-    up_[m.from].push_back(id);
-    ++down_[m.to][m.from];
-    ++pair_flows_[pair_key(m.from, m.to)];
-    ++in_flows_[m.to];
-    ib_roots_.push_back(m.from);
+    const Rank from = node(msgs_[id].from), to = node(msgs_[id].to);
+    up_[from].push_back(id);
+    ++down_[to][from];
+    ++pair_flows_[pair_key(from, to)];
+    ++in_flows_[to];
+    ib_roots_.push_back(from);
     dirty_ = true;
   }
 
   void ib_remove(std::uint32_t id) {
-    const Message& m = msgs_[id];
-    auto& down = down_[m.to];
-    if (--down[m.from] == 0) down.erase(m.from);
-    if (auto it = pair_flows_.find(pair_key(m.from, m.to)); --it->second == 0) pair_flows_.erase(it);
-    --in_flows_[m.to];
-    std::erase(up_[m.from], id);
-    ib_roots_.push_back(m.from);
+    const Rank from = node(msgs_[id].from), to = node(msgs_[id].to);
+    auto& down = down_[to];
+    if (--down[from] == 0) down.erase(from);
+    if (auto it = pair_flows_.find(pair_key(from, to)); --it->second == 0) pair_flows_.erase(it);
+    --in_flows_[to];
+    std::erase(up_[from], id);
+    ib_roots_.push_back(from);
     dirty_ = true;
   }
 
@@ -455,7 +467,7 @@ class Simulation {
           stack_.push_back(v);
         }
       };
-      for (std::uint32_t c : up_[u]) visit(msgs_[c].to);
+      for (std::uint32_t c : up_[u]) visit(node(msgs_[c].to));
       for (const auto& [src, n] : down_[u]) visit(src);
       work_ += up_[u].size() + down_[u].size() + 1;
     }
@@ -466,9 +478,9 @@ class Simulation {
     const double n = static_cast<double>(up_[u].size());
     double out = 0;
     for (std::uint32_t c : up_[u])
-      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[msgs_[c].to] > 2 ? net_.ib.ys : 1.0));
+      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[node(msgs_[c].to)] > 2 ? net_.ib.ys : 1.0));
     for (std::uint32_t c : up_[u]) {
-      const Rank d = msgs_[c].to;
+      const Rank d = node(msgs_[c].to);
       const double in = in_flows_[d] != 1 ? static_cast<double>(pair_flows_.find(pair_key(u, d))->second) * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
       const double b = base_bound_[c] / std::max(in, out);
       if (b != bound_[c]) {
@@ -486,9 +498,10 @@ class Simulation {
     std::vector<std::int32_t>& res = routes_[f];
     if (!res.empty()) return res;
     const Message& m = msgs_[f];
+    if (local(f)) return res;
     if (topo_.kind() == Topology::Kind::full) {
-      res.push_back(m.from);
-      res.push_back(p_ + m.to);
+      res.push_back(node(m.from));
+      res.push_back(p_ + node(m.to));
       return res;
     }
     topo_.route(m.from, m.to, links_);
@@ -653,7 +666,8 @@ class Simulation {
   };
 
   const Topology& topo_;
-  double bw_, o_ = 0, lat_ = 0;
+  double bw_, o_ = 0, lat_ = 0, intra_lat_ = 0, intra_bw_ = 0;
+  Rank per_node_ = 1;
   NetworkOptions net_;
   std::uint64_t work_limit_, work_ = 0;
   Rank p_ = 0;

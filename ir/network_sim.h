@@ -22,10 +22,14 @@
 //    phase's receives and sends in the executor's global order of rank pairs, at most k in flight;
 //    completions are reaped one at a time (an eager receive's overhead paid then), each followed
 //    by the next posts (an eager send completes as it is posted);
+//  - several ranks per node (topology +nodeN): a message inside a node uses no resource, waits
+//    intra_latency_s and flows at up to intra_bandwidth_Bps; messages between nodes share their
+//    nodes' ports on the crossbar (one NIC per node) and their links on a topology;
 //  - network ib: each flow's rate bound is further divided by SimGrid's InfiniBand penalty
 //    (network_ib, after Vienne): a sender with n > 1 flows out pays n Bs (times ys when one of its
 //    receivers has more than 2 flows in); a flow into a receiver with c > 1 flows in pays
-//    (flows from this sender) Be (distinct senders); the larger of the two applies.
+//    (flows from this sender) Be (distinct senders); the larger of the two applies. Senders and
+//    receivers are nodes (hosts), and messages inside a node take no penalty, as in SimGrid.
 // The plan ends when its last rank does. Deterministic: the same plan and options give the same
 // time, bit for bit.
 #pragma once
@@ -71,6 +75,16 @@ struct NetworkOptions {
   // rtt_weight_bytes x sum over the route of 1 / link bandwidth); < 0: equal shares. smpirun's
   // network model (SMPI, like IB) uses 8775.
   double rtt_weight_bytes = -1;
+  // Several ranks per node (a topology's +nodeN): a message between two ranks of one node takes
+  // no port and no link, only the node's shared memory: it waits intra_latency_s and flows at up
+  // to intra_bandwidth_Bps, unshared (SimGrid's loopback link, FATPIPE); it still costs both ends
+  // their overhead. Messages between nodes share their nodes' ports (the NIC) on the crossbar, and
+  // their IB penalties count per node, as SimGrid's IB nodes are hosts. Defaults: Open MPI 4.1's
+  // shared memory on the development machine (`mpirun -np 2 bench/bench_pingpong`: 7.04 GB/s at
+  // 1 MiB, 0.49 us one way at 8 bytes, which is below the two overheads: no latency of its own).
+  // intra_bandwidth_Bps <= 0: the network's bandwidth.
+  double intra_latency_s = 0;
+  double intra_bandwidth_Bps = 7.04e9;
 };
 
 // A message: all pieces one rank sends to one other rank in one phase (one MPI transfer; the

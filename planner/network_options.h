@@ -1,5 +1,6 @@
 // The network model's command-line options (plan and compare share them): --network,
-// --overhead, --eager-limit, --ib-factors (ir/network_sim.h documents what each models).
+// --overhead, --eager-limit, --ib-factors, --link-latency, --window, --rtt-weight, --intra-latency,
+// --intra-bandwidth (ir/network_sim.h documents what each models).
 #pragma once
 
 #include "ir/network_sim.h"

@@ -66,6 +66,10 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
     throw UsageError("--window must be a finite number of bytes >= 0");
   if (std::isnan(o.cost.network.rtt_weight_bytes) || std::isinf(o.cost.network.rtt_weight_bytes))
     throw UsageError("--rtt-weight must be a finite number of bytes");
+  if (!(o.cost.network.intra_latency_s >= 0) || std::isinf(o.cost.network.intra_latency_s))
+    throw UsageError("--intra-latency must be a finite number of seconds >= 0");
+  if (!(o.cost.network.intra_bandwidth_Bps > 0) || std::isinf(o.cost.network.intra_bandwidth_Bps))
+    throw UsageError("--intra-bandwidth must be a finite bandwidth > 0");
 
   // Memory limits given on the command line replace the matrix file's.
   CommMatrix with_memory;
@@ -113,6 +117,10 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   if (o.cost.network.link_latency_s >= 0) mf.options["link_latency_s"] = o.cost.network.link_latency_s;
   if (o.cost.network.window_bytes > 0) mf.options["window_bytes"] = o.cost.network.window_bytes;
   if (o.cost.network.rtt_weight_bytes >= 0) mf.options["rtt_weight_bytes"] = o.cost.network.rtt_weight_bytes;
+  if (o.topology.ranks_per_node() > 1) {
+    mf.options["intra_latency_s"] = o.cost.network.intra_latency_s;
+    mf.options["intra_bandwidth_Bps"] = o.cost.network.intra_bandwidth_Bps;
+  }
   bool simulated = false;
   mf.cost.estimate_s = plan_estimate_s(plan, m, o.cost, o.topology, &simulated);
   if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";

@@ -82,6 +82,44 @@ TEST_CASE("network_sim_ib_penalises_a_receiver_with_several_senders_as_simgrid_d
   CHECK(sim(pair, Network::ib) == sim(pair, Network::flow));
 }
 
+TEST_CASE("network_sim_ranks_of_a_node_share_its_nic_and_talk_through_its_memory") {
+  // full+node2: ranks 0, 1 on node 0, ranks 2, 3 on node 1, ... Shared memory: 2 GB/s, 0.5 us.
+  NetworkOptions n;
+  n.intra_bandwidth_Bps = 2e9;
+  n.intra_latency_s = 0.5e-6;
+  const Topology pairs = Topology::parse("full+node2");
+  auto time = [&](const CommMatrix& m, const Topology& topo, Network model = Network::flow) {
+    NetworkOptions net = n;
+    net.model = model;
+    const SimResult r = simulate_plan(one_phase(m), kTau, kBw, net, topo);
+    REQUIRE(r.simulated);
+    return r.seconds;
+  };
+  // Inside a node (rendezvous): post 1 us, 0.5 us, 100000 B at 2 GB/s = 50 us; no port.
+  CHECK(time(make_matrix(4, {{0, 1, 100000}}), pairs) == doctest::Approx(51.5e-6));
+  // Eager inside a node: post 1 us, 0.5 us, 0.5 us of bytes, receive 1 us.
+  CHECK(time(make_matrix(4, {{0, 1, 1000}}), pairs) == doctest::Approx(3e-6));
+  // Two ranks of node 0 send to two of node 1: one NIC each way, 200000 B at 1 GB/s.
+  const CommMatrix across = make_matrix(4, {{0, 2, 100000}, {1, 3, 100000}});
+  CHECK(time(across, pairs) == doctest::Approx(203e-6));
+  CHECK(time(across, Topology()) == doctest::Approx(103e-6));   // a NIC per rank
+  // A node's own traffic does not load its NIC: 0 -> 1 beside 0 -> 2 leaves 0 -> 2 alone on it.
+  CHECK(time(make_matrix(4, {{0, 1, 100000}, {0, 2, 100000}}), pairs) == doctest::Approx(104e-6));
+  // IB penalties count a node's flows, and not those inside it (SimGrid's IB nodes are hosts; it
+  // disregards local communications): rank 0's three local flows leave its flow to rank 4 alone.
+  const CommMatrix fan = make_matrix(8, {{0, 1, 100000}, {0, 2, 100000}, {0, 3, 100000}, {0, 4, 100000}});
+  const Topology quads = Topology::parse("full+node4");
+  // 0 -> 4 is posted last, at 4 us: 4 + 2 + 100 us, unpenalised (counted per rank, 4 flows out
+  // would bound it at 1 / (4 x 0.925) GB/s).
+  CHECK(time(fan, quads, Network::ib) == doctest::Approx(106e-6));
+  CHECK(time(fan, quads, Network::flow) == doctest::Approx(106e-6));
+  // The bound counts a node's bytes through its NIC and the shortest latency.
+  const CostOptions c{.tau_s = kTau, .bandwidth_Bps = kBw, .network = n};
+  CHECK(network_lower_bound_s(across, c, pairs, false) == doctest::Approx(203e-6));
+  CHECK(network_lower_bound_s(make_matrix(4, {{0, 1, 100000}}), c, pairs, false) == doctest::Approx(1.5e-6));
+  CHECK(network_lower_bound_s(fan, c, quads, false) <= time(fan, quads));
+}
+
 TEST_CASE("network_sim_per_link_latency_and_window_bound") {
   // torus:4 (a ring of 4): 0 -> 1 is one link, 0 -> 2 two. 1 us per link; a window of 2000 B
   // bounds a flow at 2000 / (2 x latency): 1 GB/s over one link (the bandwidth), 0.5 GB/s over two.
@@ -222,11 +260,13 @@ TEST_CASE("every_estimate_is_at_least_the_network_bound_and_deterministic") {
   }
   // The dragonfly's green and black links are 2 cables wide: its bound and its simulation must
   // both count a link's width.
-  for (const char* topology : {"full", "torus:4x2x2", "torus:4x2x2 per link", "dragonfly:2,1;2,2;2,2;2 per link"}) {
+  // With several ranks per node: a NIC per node, shared memory inside it, node plans.
+  for (const char* topology : {"full", "torus:4x2x2", "torus:4x2x2 per link", "dragonfly:2,1;2,2;2,2;2 per link", "full+node4",
+                               "torus:2x2+node4 per link"}) {
     for (Network model : {Network::flow, Network::ib}) {
       for (const CommMatrix& m : ms) {
         const std::string spec = std::string(topology).substr(0, std::string(topology).find(' '));
-        if (spec != "full" && m.ranks != 16) continue;
+        if (spec != "full" && spec != "full+node4" && m.ranks != 16) continue;
         PlanOptions o;
         o.topology = Topology::parse(spec);
         o.cost.network.model = model;
