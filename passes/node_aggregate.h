@@ -16,11 +16,16 @@
 // start-up they save (strategy node sets it from the cost model, planner/strategy_node.cpp). With n_A ranks on node A, a(A, B) is rank
 // B mod n_A of A and b(A, B) rank A mod n_B of B, so each rank of a node speaks for about
 // 1 / n_A of the other nodes and listens for about as many. Messages inside a node go directly, in
-// phase 1, while the agents' network messages fly.
+// the network phase while the agents' network messages fly; except those below `ride_below`
+// bytes, which ride with a hop between the same two ranks when there is one (in the scatter phase,
+// else the gather phase), so that they travel in that hop's message: the executor coalesces the
+// pieces of a phase to one peer, and the cost model counts them as one message (strategy node
+// sets ride_below from the cost model: bytes that take less time in shared memory than the two
+// overheads a message saves).
 //
 // Two steps (NodeSteps::two; Bienz-Gropp-Olson's two-step): every rank is an agent. src sends
-// straight to the rank of B with its own local index (modulo n_B), in phase 0 (with the messages
-// inside nodes), which forwards to dst in phase 1. Between nodes A and B, at most n_A network
+// straight to the rank of B with its own local index (modulo n_B), in phase 0, which forwards to
+// dst in phase 1 (messages inside nodes as above). Between nodes A and B, at most n_A network
 // messages (phase 0): one per sending rank, each carrying everything it has for B; no third hop,
 // and no rank idle in the network phase.
 //
@@ -38,7 +43,8 @@ namespace commfit {
 
 enum class NodeSteps { three, two };
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three);
+Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
+                        Bytes ride_below = 0);
 
 // The ranks of node `node` of a p-rank job with `ranks_per_node` ranks per node: [first, first + n).
 struct NodeSpan {

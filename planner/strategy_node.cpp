@@ -3,10 +3,11 @@
 // sending node per receiving node, cross the network as one message per node pair, and are
 // scattered on arrival (--steps 3; --steps 2: each rank sends to its counterpart on the other
 // node, which scatters); messages inside a node, and messages large enough that their bytes cost
-// more than their start-up, go directly. Fewer, larger network messages: it pays where
+// more than their start-up, go directly (small ones inside a node in a hop's message). Fewer, larger network messages: it pays where
 // per-message costs dominate (small messages, high fan-out, many ranks per node).
 #include "passes/node_aggregate.h"
 #include "ir/error.h"
+#include "ir/network_sim.h"
 #include "planner/strategy_table.h"
 
 #include <algorithm>
@@ -28,12 +29,16 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   // A message is worth aggregating while the two extra hops of its bytes (2 b / bandwidth) cost less
   // than the start-up it saves (tau): below tau x bandwidth / 2 bytes (10 kB at the defaults).
   const Bytes direct_from = std::max<Bytes>(1, static_cast<Bytes>(o.cost.tau_s * o.cost.bandwidth_Bps / 2));
+  // A message inside a node rides with a hop between the same two ranks when its bytes take less
+  // time in shared memory than the two overheads one message fewer saves.
+  const Bytes ride_below = static_cast<Bytes>(2 * sim_overhead_s(o.cost.tau_s, o.cost.network) * o.cost.network.intra_bandwidth_Bps);
   StrategyOutput out;
   out.options["ranks_per_node"] = per;
   out.options["direct_from"] = direct_from;
+  out.options["ride_below"] = ride_below;
   out.options["steps"] = o.steps;
   const NodeSteps steps = o.steps == "2" ? NodeSteps::two : NodeSteps::three;   // check_choices: "3" or "2"
-  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from, steps); });
+  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from, steps, ride_below); });
   return out;
 }
 

@@ -7,7 +7,9 @@
 //   - between two nodes A != B, exactly one (from, to) pair carries the aggregated bytes (the
 //     network phase), exactly those of the messages from A to B below direct_from;
 //   - at most three phases; a message inside a node, or of direct_from bytes or more, goes
-//     directly, in one hop.
+//     directly, in one hop; one inside a node below ride_below bytes in the phase of a hop between
+//     the same two ranks when there is one (scatter first), so that it shares that hop's message,
+//     and the others never in such a phase.
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "passes/node_aggregate.h"
@@ -27,11 +29,12 @@ using namespace commfit;
 
 namespace {
 
-void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three) {
+void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
+                    Bytes ride_below = 0) {
   const bool two = steps == NodeSteps::two;
-  INFO(what << ", direct from " << direct_from << (two ? ", two steps" : ", three steps"));
+  INFO(what << ", direct from " << direct_from << (two ? ", two steps" : ", three steps") << ", ride below " << ride_below);
   const Rank p = m.ranks;
-  const Schedule s = node_aggregate(m, per, direct_from, steps);
+  const Schedule s = node_aggregate(m, per, direct_from, steps, ride_below);
   auto direct = [&](Bytes b) { return direct_from > 0 && b >= direct_from; };
   CHECK(s.phases <= (two ? 2u : 3u));
   // The lowered plan: delivery, holding, matching, staging (no contention rule).
@@ -56,6 +59,13 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
     if (A == B || direct(b)) {
       REQUIRE(h.size() == 1);
       CHECK((h[0]->from == i && h[0]->to == j));
+      if (A == B) {   // below ride_below it rides with a hop i -> j when there is one: scatter, else gather
+        std::set<Phase> with;
+        for (const Transfer& t : s.transfers)
+          if (t.from == i && t.to == j && (t.piece.src != i || t.piece.dst != j)) with.insert(t.phase);
+        if (b < ride_below && !with.empty()) CHECK(h[0]->phase == *with.rbegin());   // hops inside a node: gather < scatter
+        else CHECK(with.count(h[0]->phase) == 0);
+      }
       return;
     }
     expected[{A, B}] += b;
@@ -98,8 +108,10 @@ TEST_CASE("node aggregate: random, uniform, dense and skewed matrices on every n
         check_schedule(gen_dense(p, 300, seed), per, "dense " + at, 200, NodeSteps::two);
         if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), per, "uniform " + at);
         check_schedule(gen_dense(p, 300, seed), per, "dense " + at);
+        check_schedule(gen_dense(p, 300, seed), per, "dense " + at, 0, NodeSteps::three, 150);
+        check_schedule(gen_random_sparse(p, 0.5, 600, seed), per, "random " + at, 0, NodeSteps::two, 300);
         check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), per, "hot " + at);
-        cases += 7;
+        cases += 9;
       }
     }
   CHECK(cases > 300);
