@@ -3,6 +3,10 @@
 #include "ir/error.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <tuple>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +17,94 @@ NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p) {
   return {first, std::min(ranks_per_node, p - first)};
 }
 
+namespace {
+
+// Three steps: which rank of a node speaks for it to each other node, and which listens on a node
+// for each other node, chosen by bytes (longest processing time first): the node pairs with
+// traffic in decreasing bytes (then node order), each to the rank of its node with the fewest
+// bytes so far (then the fewest pairs, then the lowest rank). With equal loads that is a round
+// robin; with skewed ones no agent carries much more than its share.
+class Agents {
+ public:
+  Agents(const CommMatrix& m, Rank per, Bytes direct_from) : p_(m.ranks), per_(per) {
+    const Rank nodes = (p_ + per - 1) / per;
+    m.for_each([&](Rank i, Rank j, Bytes b) {
+      const Rank a = i / per, c = j / per;
+      if (a != c && !(direct_from > 0 && b >= direct_from)) pairs_.push_back({key(a, c), b, 0, 0});
+    });
+    // One entry per node pair, its bytes summed (for_each gives messages in (i, j) order).
+    std::sort(pairs_.begin(), pairs_.end(), [](const Pair& x, const Pair& y) { return x.key < y.key; });
+    std::size_t n = 0;
+    for (const Pair& q : pairs_) {
+      if (n > 0 && pairs_[n - 1].key == q.key) pairs_[n - 1].bytes += q.bytes;
+      else pairs_[n++] = q;
+    }
+    pairs_.resize(n);
+    // Speakers: per sending node; listeners: per receiving node.
+    assign([&](const Pair& q) { return q.key / static_cast<std::uint64_t>(nodes); }, &Pair::speaker);
+    assign([&](const Pair& q) { return q.key % static_cast<std::uint64_t>(nodes); }, &Pair::listener);
+  }
+
+  // The speaking and listening ranks for node pair (a, c), a != c, with traffic.
+  std::pair<Rank, Rank> of(Rank a, Rank c) const {
+    const std::uint64_t k = key(a, c);
+    const auto it = std::lower_bound(pairs_.begin(), pairs_.end(), k, [](const Pair& q, std::uint64_t v) { return q.key < v; });
+    commfit_assert(it != pairs_.end() && it->key == k, "node_aggregate", "no agents for a node pair with traffic");
+    return {it->speaker, it->listener};
+  }
+
+ private:
+  struct Pair {
+    std::uint64_t key;
+    Bytes bytes;
+    Rank speaker, listener;
+  };
+
+  std::uint64_t key(Rank a, Rank c) const {
+    const std::uint64_t nodes = static_cast<std::uint64_t>((p_ + per_ - 1) / per_);
+    return static_cast<std::uint64_t>(a) * nodes + static_cast<std::uint64_t>(c);
+  }
+
+  // For each node (node_of a pair), its pairs by bytes descending, each to its least loaded rank.
+  template <class NodeOf>
+  void assign(NodeOf node_of, Rank Pair::* agent) {
+    std::vector<std::uint32_t> order(pairs_.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const std::uint64_t nx = node_of(pairs_[x]), ny = node_of(pairs_[y]);
+      if (nx != ny) return nx < ny;
+      if (pairs_[x].bytes != pairs_[y].bytes) return pairs_[x].bytes > pairs_[y].bytes;
+      return pairs_[x].key < pairs_[y].key;
+    });
+    struct Load {
+      Bytes bytes;
+      std::int64_t pairs;
+      Rank rank;
+      bool operator>(const Load& o) const { return std::tie(bytes, pairs, rank) > std::tie(o.bytes, o.pairs, o.rank); }
+    };
+    std::vector<Load> heap;
+    for (std::size_t k = 0; k < order.size();) {
+      const Rank node = static_cast<Rank>(node_of(pairs_[order[k]]));
+      const NodeSpan span = node_span(node, per_, p_);
+      heap.clear();
+      for (Rank r = span.first; r < span.first + span.n; ++r) heap.push_back({0, 0, r});
+      for (; k < order.size() && static_cast<Rank>(node_of(pairs_[order[k]])) == node; ++k) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+        Load& least = heap.back();
+        pairs_[order[k]].*agent = least.rank;
+        least.bytes += pairs_[order[k]].bytes;
+        ++least.pairs;
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
+    }
+  }
+
+  Rank p_, per_;
+  std::vector<Pair> pairs_;
+};
+
+}  // namespace
+
 Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from, NodeSteps steps, Bytes ride_below) {
   commfit_assert(ranks_per_node >= 1, "node_aggregate", "fewer than one rank per node");
   const Rank p = m.ranks, per = ranks_per_node;
@@ -20,6 +112,8 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_f
   // hop comes first.
   const bool two = steps == NodeSteps::two;
   const Phase gather = 0, network = two ? 0 : 1, scatter = network + 1;
+  std::optional<Agents> agents;
+  if (!two) agents.emplace(m, per, direct_from);
   Schedule s;
   s.ranks = p;
   s.phases = 3;
@@ -33,8 +127,8 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_f
       return;
     }
     const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
-    const Rank a = two ? i : src.first + to_node % src.n;                                  // speaks for from_node to to_node
-    const Rank c = two ? dst.first + (i - src.first) % dst.n : dst.first + from_node % dst.n;   // listens on to_node
+    // a speaks for from_node to to_node, c listens on to_node.
+    const auto [a, c] = two ? std::pair{i, dst.first + (i - src.first) % dst.n} : agents->of(from_node, to_node);
     if (i != a) s.transfers.push_back({gather, i, a, piece});
     s.transfers.push_back({network, a, c, piece});
     if (c != j) s.transfers.push_back({scatter, c, j, piece});

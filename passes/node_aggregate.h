@@ -13,9 +13,13 @@
 //   phase 2, scatter: b -> dst.
 // A hop whose two ends are the same rank is skipped. Messages of `direct_from` bytes or more (0:
 // none) go directly too, in phase 1: two more hops of their bytes would cost more than the message
-// start-up they save (strategy node sets it from the cost model, planner/strategy_node.cpp). With n_A ranks on node A, a(A, B) is rank
-// B mod n_A of A and b(A, B) rank A mod n_B of B, so each rank of a node speaks for about
-// 1 / n_A of the other nodes and listens for about as many. Messages inside a node go directly, in
+// start-up they save (strategy node sets it from the cost model, planner/strategy_node.cpp).
+// The agents are balanced by bytes: node A's pairs (A, B) with traffic, in decreasing bytes (then
+// B), each go to the rank of A that speaks for the fewest bytes so far (then the fewest nodes,
+// then the lowest rank), and likewise the listeners of B for its pairs (A, B). With equal loads
+// that is Bienz-Gropp-Olson's round robin (each rank of a node speaks for about 1 / n_A of the
+// other nodes and listens for about as many); with skewed ones no agent carries much more than
+// its share of the node's bytes. Messages inside a node go directly, in
 // the network phase while the agents' network messages fly; except those below `ride_below`
 // bytes, which ride with a hop between the same two ranks when there is one (in the scatter phase,
 // else the gather phase), so that they travel in that hop's message: the executor coalesces the

@@ -3,7 +3,10 @@
 // full, and p from 1 to 70. Oracles: the verifier (contention rule none) on the lowered plan, and
 // the pass's bounds asserted on the schedule itself:
 //   - every network message goes whole, over at most three hops, in phase order, on the route
-//     src -> a(A, B) -> b(A, B) -> dst the header names (hops with equal ends skipped);
+//     src -> a(A, B) -> b(A, B) -> dst (hops with equal ends skipped), with a on A and b on B the
+//     same for all messages from A to B (two steps: a = src, b its counterpart on B);
+//   - three steps: the agents balanced by bytes, as longest processing time first guarantees: no
+//     agent carries more than its node's mean plus the node's largest node pair;
 //   - between two nodes A != B, exactly one (from, to) pair carries the aggregated bytes (the
 //     network phase), exactly those of the messages from A to B below direct_from;
 //   - at most three phases; a message inside a node, or of direct_from bytes or more, goes
@@ -19,6 +22,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -52,6 +56,8 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
   }
   std::map<std::pair<Rank, Rank>, std::set<std::pair<Rank, Rank>>> node_pairs;   // (A, B) -> (from, to) pairs
   std::map<std::pair<Rank, Rank>, Bytes> crossing, expected;
+  std::map<std::pair<Rank, Rank>, std::pair<Rank, Rank>> agents;   // three steps: (A, B) -> (speaker, listener)
+  std::map<Rank, Bytes> speaks, listens;                           // bytes per agent
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j) return;
     const auto& h = hops[{i, j}];
@@ -70,8 +76,18 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
     }
     expected[{A, B}] += b;
     const NodeSpan sa = node_span(A, per, p), sb = node_span(B, per, p);
-    const Rank a = two ? i : sa.first + B % sa.n;
-    const Rank c = two ? sb.first + (i - sa.first) % sb.n : sb.first + A % sb.n;
+    // Three steps: the agents are the ends of the hop that crosses nodes; one pair per node pair.
+    Rank a = i, c = sb.first + (i - sa.first) % sb.n;
+    if (!two) {
+      const auto cross = std::find_if(h.begin(), h.end(), [&](const Transfer* t) { return t->from / per != t->to / per; });
+      REQUIRE(cross != h.end());
+      a = (*cross)->from;
+      c = (*cross)->to;
+      CHECK(a / per == A);
+      CHECK(c / per == B);
+      const auto it = agents.try_emplace({A, B}, std::pair{a, c}).first;
+      CHECK(it->second == std::pair{a, c});
+    }
     std::vector<Rank> route{i};
     for (Rank r : {a, c, j})
       if (r != route.back()) route.push_back(r);
@@ -91,6 +107,26 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
   for (const auto& [nodes, pairs] : node_pairs)
     CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(node_span(nodes.first, per, p).n) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
   CHECK(crossing == expected);
+  if (two) return;
+  // Agents balanced by bytes (longest processing time first): on each node no speaker (listener)
+  // carries more than the node's mean over its ranks plus its largest node pair.
+  for (const auto& [nodes, ends] : agents) {
+    speaks[ends.first] += expected[nodes];
+    listens[ends.second] += expected[nodes];
+  }
+  for (int side = 0; side < 2; ++side) {
+    std::map<Rank, Bytes> total, largest;   // per node
+    for (const auto& [nodes, ends] : agents) {
+      const Rank node = side == 0 ? nodes.first : nodes.second;
+      total[node] += expected[nodes];
+      largest[node] = std::max(largest[node], expected[nodes]);
+    }
+    for (const auto& [r, bytes] : side == 0 ? speaks : listens) {
+      const Rank node = r / per;
+      const Rank n = node_span(node, per, p).n;
+      CHECK_MESSAGE(bytes * n <= total[node] + largest[node] * n, "rank " << r << (side == 0 ? " speaks" : " listens") << " for " << bytes << " B");
+    }
+  }
 }
 
 }  // namespace
