@@ -11,6 +11,15 @@
 
 namespace commfit {
 
+Rank block_ranks_per_node(std::span<const Rank> first) {
+  const Rank size = static_cast<Rank>(first.size());
+  const Rank per = static_cast<Rank>(std::count(first.begin(), first.end(), 0));
+  if (per <= 1 || per >= size) return 1;
+  for (Rank r = 0; r < size; ++r)
+    if (first[static_cast<std::size_t>(r)] != r / per * per) return 1;
+  return per;
+}
+
 // Builds topologies for parse/from_json (a friend, so Topology keeps no public setters).
 struct TopologyBuilder {
   static Topology make(Topology::Kind kind, std::vector<std::int64_t> dims,

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ namespace commfit {
 namespace detail {
 struct FatTree;   // ir/topology_fattree.cpp
 }
+
+// The N of +nodeN for a placement: `first[r]` is the lowest rank on rank r's node. N when the
+// ranks sit on two or more nodes in blocks of N > 1 consecutive ranks (the last block may be
+// smaller); 1 otherwise (one node, one rank per node, or a placement +nodeN cannot describe).
+Rank block_ranks_per_node(std::span<const Rank> first);
 
 class Topology {
  public:

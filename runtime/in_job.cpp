@@ -146,7 +146,10 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
   else if (key == "max-outstanding") p.max_outstanding = value;
   else if (key == "chunk") p.chunk = static_cast<Bytes>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 64KiB)"));
   else if (key == "memory") o.memory_per_rank = static_cast<std::int64_t>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 8MiB)"));
-  else if (key == "topology") p.topology = Topology::parse(value);
+  else if (key == "topology") {
+    p.topology = Topology::parse(value);
+    o.detect_nodes = false;
+  }
   else if (key == "network") {
     const std::optional<Network> n = parse_network(value);
     if (!n) throw UsageError("network=" + value + ": expected flow or ib");
@@ -193,6 +196,20 @@ CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std
   return m;
 }
 
+int detect_ranks_per_node(MPI_Comm comm) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  CommGuard node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node.comm);
+  int first = rank;   // the lowest rank of this rank's node
+  MPI_Allreduce(&rank, &first, 1, MPI_INT, MPI_MIN, node.comm);
+  std::vector<Rank> firsts(static_cast<std::size_t>(size));
+  const Rank mine = first;
+  MPI_Allgather(&mine, 1, MPI_INT32_T, firsts.data(), 1, MPI_INT32_T, comm);
+  return static_cast<int>(block_ranks_per_node(firsts));
+}
+
 Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
                      InJobReport* report) {
   const double start = MPI_Wtime();
@@ -211,6 +228,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
 
   CommMatrix m = gather_matrix(comm, sendbytes, recvbytes, root);
   std::string local, root_error;
+  const int per_node = options.detect_nodes ? detect_ranks_per_node(comm) : 1;
 
   // The root plans; anything it throws becomes every rank's error.
   Plan plan;
@@ -219,6 +237,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
       {
         PlanOptions po = options.plan;
         if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
+        if (per_node > 1) po.topology = Topology::parse("full+node" + std::to_string(per_node));
         plan = make_plan(m, po);
         if (!options.keep.empty()) {
           const std::filesystem::path dir(options.keep);
@@ -244,7 +263,8 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
       if (r == root) mine = std::move(text);
       else send_text(comm, r, text);
     }
-    nlohmann::json s = {{"phases", plan.manifest.phases}, {"estimate_s", plan.manifest.cost.estimate_s}, {"strategy", plan.manifest.strategy}};
+    nlohmann::json s = {{"phases", plan.manifest.phases}, {"estimate_s", plan.manifest.cost.estimate_s}, {"strategy", plan.manifest.strategy},
+                        {"topology", plan.manifest.options.value("topology", "full")}};
     if (auto it = plan.manifest.options.find("chosen"); it != plan.manifest.options.end() && it->is_string()) s["chosen"] = *it;
     std::uint64_t messages = 0;
     for (const RankSchedule& r : plan.ranks)
@@ -276,6 +296,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
     report->estimate_s = s.at("estimate_s").get<double>();
     report->strategy = s.at("strategy").get<std::string>();
     report->chosen = s.value("chosen", "");
+    report->topology = s.value("topology", "full");
     report->plan_seconds = MPI_Wtime() - start;
   }
   return ex;

@@ -27,12 +27,22 @@ struct InJobOptions {
                                // KEEP/plan (a directory) for `commfit verify`, `report`, `plan`
   int root = 0;                // the rank that plans
   std::int64_t memory_per_rank = -1;   // >= 0: free bytes of every rank (the memory strategy)
+  // No topology given (the "topology" key clears it): the ranks that share memory
+  // (MPI_Comm_split_type SHARED) are asked for; when they sit on two or more nodes in blocks of
+  // N consecutive ranks (the last block may be smaller), the plan's machine is full+nodeN.
+  bool detect_nodes = true;
 };
+
+// Collective: N when the ranks of `comm` sit on two or more shared-memory nodes in blocks of N > 1
+// consecutive ranks (the last block may be smaller), else 1 (one node, one rank per node, or an
+// irregular placement, which +nodeN cannot describe).
+int detect_ranks_per_node(MPI_Comm comm);
 
 // Options from "key=value" words separated by blanks (the C and Fortran bindings and the PMPI
 // interposer's COMMFIT_* variables use the same keys): strategy, algorithm, variant, method,
-// concurrency, max-outstanding, chunk, memory (per rank, with a unit: 8MiB), topology, network
-// (flow | ib), tau, bandwidth, overhead (with units), seed, keep, root. Throws UsageError naming
+// concurrency, max-outstanding, chunk, memory (per rank, with a unit: 8MiB), topology (which also
+// turns off detect_nodes), network (flow | ib), tau, bandwidth, overhead (with units), seed, keep,
+// root. Throws UsageError naming
 // an unknown key (with a suggestion) or a bad value.
 InJobOptions parse_in_job_options(const std::string& spec);
 
@@ -47,6 +57,7 @@ struct InJobReport {
   double plan_seconds = 0;      // wall time of the whole collective planning on this rank
   std::string strategy;         // as the manifest names it ("auto" with "chosen" below)
   std::string chosen;           // --strategy auto: the candidate chosen
+  std::string topology;         // the machine the plan was made for (its spec)
   RankSchedule schedule;        // this rank's schedule (for pattern reuse, runtime/adapt.hpp)
 };
 

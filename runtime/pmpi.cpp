@@ -400,8 +400,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
       totals.plan_seconds += report.plan_seconds;
       totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
       if (config.verbose > 1 && world_rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages): %s, %u phases, estimate %.3g s, %.3f s to plan\n",
-                     s->size, report.messages, totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
+                     s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
     } catch (const std::exception& e) {
       p.failed = true;
       ++totals.plan_failed;

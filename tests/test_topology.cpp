@@ -327,3 +327,15 @@ TEST_CASE("topology: fat tree routes climb to the lowest common switch and come 
     CHECK(static_cast<std::int64_t>(used.size()) <= t.link_count());
   }
 }
+
+TEST_CASE("block_ranks_per_node: +nodeN from where ranks sit, or 1 when it cannot say") {
+  using V = std::vector<Rank>;
+  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 4, 4}) == 2);
+  CHECK(block_ranks_per_node(V{0, 0, 0, 3, 3, 3, 6}) == 3);    // the last node partly full
+  CHECK(block_ranks_per_node(V{0, 0, 0, 0}) == 1);             // one node: nothing to aggregate
+  CHECK(block_ranks_per_node(V{0, 1, 2, 3}) == 1);             // one rank per node
+  CHECK(block_ranks_per_node(V{0, 1, 0, 1}) == 1);             // round-robin placement
+  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 2, 5}) == 1);       // uneven nodes
+  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 2}) == 1);          // a later node larger than the first
+  CHECK(block_ranks_per_node(V{}) == 1);
+}

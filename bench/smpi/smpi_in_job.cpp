@@ -84,10 +84,10 @@ int main(int argc, char** argv) {
   MPI_Reduce(&bad, &any, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(times, max_times, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("smpi_in_job: p %d, %llu messages, strategy %s%s%s, %u phases: in-job planning %.6f s simulated (communication), "
+    std::printf("smpi_in_job: p %d, %llu messages, machine %s, strategy %s%s%s, %u phases: in-job planning %.6f s simulated (communication), "
                 "%.3f s real on the host (the whole simulated call, every rank); replay %s; per call (simulated): the interposer's "
                 "agreement %.2f us, a replay %.2f us\n",
-                p, static_cast<unsigned long long>(report.messages), report.strategy.c_str(), report.chosen.empty() ? "" : " ",
+                p, static_cast<unsigned long long>(report.messages), report.topology.c_str(), report.strategy.c_str(), report.chosen.empty() ? "" : " ",
                 report.chosen.c_str(), report.phases, max_times[0], max_times[1], any ? "WRONG" : "every byte right", 1e6 * max_times[2],
                 1e6 * max_times[3]);
   MPI_Finalize();
