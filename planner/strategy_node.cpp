@@ -7,7 +7,9 @@
 // per-message costs dominate (small messages, high fan-out, many ranks per node).
 #include "passes/node_aggregate.h"
 #include "ir/error.h"
+#include "ir/cost_model.h"
 #include "ir/network_sim.h"
+#include "passes/lower.h"
 #include "planner/strategy_table.h"
 
 #include <algorithm>
@@ -38,7 +40,28 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   out.options["ride_below"] = ride_below;
   out.options["steps"] = o.steps;
   const NodeSteps steps = o.steps == "2" ? NodeSteps::two : NodeSteps::three;   // check_choices: "3" or "2"
-  out.schedule = passes.run(Pass::node_aggregate, [&] { return node_aggregate(m, per, direct_from, steps, ride_below); });
+  // Aggregation groups: the node, or a part of it (N / 2, N / 4, ... while whole and >= 2 ranks;
+  // groups of consecutive ranks never straddle a node). Smaller groups send more, smaller network
+  // messages but shorten the scatter inside the node, which can win when the NIC is the
+  // bottleneck anyway (MPI Advance's locality-aware alltoall splits a node into groups of 4). The
+  // network model prices each (ir/network_sim.h), and the cheapest is kept; ties to the larger.
+  Rank chosen = per;
+  out.schedule = passes.run(Pass::node_aggregate, [&] {
+    Schedule best;
+    double best_s = 0;
+    for (Rank group = per; group >= 2; group /= 2) {
+      Schedule s = node_aggregate(m, group, direct_from, steps, ride_below);
+      const double cost = plan_estimate_s(lower(s, m), m, o.cost, o.topology);
+      if (group == per || cost < best_s) {
+        best = std::move(s);
+        best_s = cost;
+        chosen = group;
+      }
+      if (group % 2 != 0) break;
+    }
+    return best;
+  });
+  out.options["group"] = chosen;
   return out;
 }
 

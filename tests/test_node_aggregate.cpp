@@ -13,6 +13,7 @@
 //     directly, in one hop; one inside a node below ride_below bytes in the phase of a hop between
 //     the same two ranks when there is one (scatter first), so that it shares that hop's message,
 //     and the others never in such a phase.
+#include "ir/cost_model.h"
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "passes/node_aggregate.h"
@@ -177,4 +178,31 @@ TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per
   o.steps = "3";
   o.topology = Topology();
   CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("strategy node needs several ranks per node"), UsageError);
+}
+
+TEST_CASE("strategy node: the aggregation group is the node or a half, quarter, ... of it, the cheapest under the network model") {
+  // Small dense messages on 16 ranks per node: the network model prefers groups smaller than the
+  // node (the scatter inside a node is long); with 8 ranks per node and large messages, the node.
+  PlanOptions o;
+  o.strategy = "node";
+  o.cost.bandwidth_Bps = 1.25e10;
+  for (const auto& [spec, m] : {std::pair{"fattree:2;4,2;1,2;1,1+node16", gen_uniform(128, 127, 256, 1)},
+                                std::pair{"full+node8", gen_uniform(64, 63, 8192, 2)}, std::pair{"full+node6", gen_dense(40, 2000, 3)}}) {
+    CAPTURE(spec);
+    o.topology = Topology::parse(spec);
+    const Rank per = o.topology.ranks_per_node();
+    const Plan plan = make_plan(m, o);
+    const Rank group = plan.manifest.options.value("group", 0);
+    CHECK((group == per || group == per / 2 || group == per / 4 || group == per / 8));
+    CHECK(group >= 2);
+    // Its estimate is that of the pass run with that group, and no group of the chain beats it.
+    const Bytes direct_from = plan.manifest.options.value("direct_from", Bytes{0}), ride = plan.manifest.options.value("ride_below", Bytes{0});
+    for (Rank g = per; g >= 2; g /= 2) {
+      const double e = plan_estimate_s(lower(node_aggregate(m, g, direct_from, NodeSteps::three, ride), m), m, o.cost, o.topology);
+      if (g == group) CHECK(e == plan.manifest.cost.estimate_s);
+      else CHECK(e >= plan.manifest.cost.estimate_s);
+      if (g % 2 != 0) break;
+    }
+    if (per == 16) CHECK(group < per);
+  }
 }
