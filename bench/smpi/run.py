@@ -6,8 +6,14 @@ under the same SimGrid model: once with AC, AC throttled to 4 and 16 outstanding
 commfit plans (plus the lower bounds), then once per alltoallv algorithm. Writes OUT/smpi_raw.csv:
 one line per method run, with the planner's estimate beside the simulated time.
 
-   run.py --out DIR --build BUILD --driver SMPI_DRIVER --set quick|full|smoke [--timeout S]
-          [--networks flow,ib] [--platforms NAME...]
+   run.py --out DIR --build BUILD --driver SMPI_DRIVER --set quick|full|smoke|nodes [--timeout S]
+          [--networks flow,ib] [--platforms NAME...] [--mpi-advance SMPI_MPI_ADVANCE]
+
+The set `nodes` (docs/PERFORMANCE.md "Several ranks per node") puts N ranks on each host
+(platforms.py KIND-PxN) and runs AC, auto and the node strategy with two and three steps.
+--mpi-advance runs the MPI Advance peer (bench/smpi/build_mpi_advance.sh builds it; docs/SMPI.md)
+on every pattern after commfit's methods, under the same SimGrid options; without that binary the
+peer is skipped with a message.
 
 MPI_Neighbor_alltoallv is not run: SimGrid 3.32 aborts with "Not yet implemented" in
 MPI_Dist_graph_create_adjacent and MPI_Neighbor_alltoallv. Every SimGrid option is in SMPI_CFG below; docs/PERFORMANCE.md explains each.
@@ -74,6 +80,11 @@ PLANS = [("auto", ["--strategy", "auto"]), ("direct", ["--strategy", "direct"])]
 ALGS_ALL = ["default", "ompi", "mpich", "mvapich2", "impi", "pair", "ring", "bruck", "ompi_basic_linear"]
 ALGS_DISTINCT = ["default", "pair", "bruck"]
 
+# The set `nodes`: the plans (node/3 and node/2 are what auto chooses among there, with the rest of
+# its field; async for the estimate of AC).
+NODE_PLANS = [("auto", ["--strategy", "auto"]), ("node/3", ["--strategy", "node", "--steps", "3"]),
+              ("node/2", ["--strategy", "node", "--steps", "2"]), ("async", ["--strategy", "async"])]
+
 SMALL, MEDIUM, LARGE = 1024, 16384, 262144
 HOT = [("moe", MEDIUM), ("moe", LARGE), ("samplesort", LARGE)]   # hot receivers
 LONG_TIMEOUT = 1800   # seconds of wall time for an MPI_Alltoallv at 1024 ranks and any 4096-rank run
@@ -83,6 +94,13 @@ def plan_of(which):
     """[(platform, [(kind, bytes)], [alltoallv algorithms])] of a set."""
     if which == "smoke":
         return [("fattree-16", [("uniform4", SMALL), ("moe", LARGE)], ["default", "pair"])]
+    if which == "nodes":
+        # Several ranks per host, 64 and 128 ranks: dense 256 B (a uniform all-to-all, which MPI
+        # Advance's node-aware MPIL_Alltoall also takes), uniform d = 64 at 1 KiB (128 ranks only:
+        # d < p), MoE dispatch at 16 KiB. No MPI_Alltoallv (p - 1 messages per rank, see above).
+        dense, u64, moe = ("dense", 256), ("uniform64", SMALL), ("moe", MEDIUM)
+        return [("fattree-16x4", [dense, moe], []), ("fattree-4x16", [dense, moe], []),
+                ("fattree-16x8", [dense, u64, moe], []), ("fattree-8x16", [dense, u64, moe], [])]
     if which == "quick":
         pats = [("uniform4", SMALL), ("stencil27", MEDIUM), ("moe", LARGE)]
         return [("fattree-64", pats, ["default", "pair"]), ("torus-64", pats[1:], ["default"])]
@@ -118,12 +136,19 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--build", required=True)
     ap.add_argument("--driver", required=True)
-    ap.add_argument("--set", choices=["smoke", "quick", "full"], default="quick")
+    ap.add_argument("--set", choices=["smoke", "quick", "full", "nodes"], default="quick")
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--platforms", nargs="*")
     ap.add_argument("--patterns", nargs="*", help="only these patterns of the set (uniform4, stencil27, moe, ...)")
     ap.add_argument("--networks", default="flow,ib", help="network models to run, comma-separated (flow, ib)")
+    ap.add_argument("--mpi-advance", metavar="SMPI_MPI_ADVANCE", help="the MPI Advance peer's driver (build_mpi_advance.sh)")
     a = ap.parse_args()
+    if a.mpi_advance and not os.path.isfile(a.mpi_advance):
+        print("run.py: %s absent (bench/smpi/build_mpi_advance.sh builds it from a checkout of "
+              "mpi-advance/locality_aware): MPI Advance peer skipped" % a.mpi_advance, flush=True)
+        a.mpi_advance = None
+    plan_list = NODE_PLANS if a.set == "nodes" else PLANS
+    exec_methods = "ac,exec" if a.set == "nodes" else "ac,ac4,ac16,exec"
     os.makedirs(a.out, exist_ok=True)
     work = os.path.join(a.out, "smpi_work")
     os.makedirs(work, exist_ok=True)
@@ -148,7 +173,8 @@ def main():
         if net not in NETWORK_CFG:
             sys.exit("run.py: unknown network %s (known: %s)" % (net, ", ".join(NETWORK_CFG)))
         for plat, pats, algs in sweep:
-            p = int(plat.rsplit("-", 1)[1])
+            hosts, _, per = plat.rsplit("-", 1)[1].partition("x")   # KIND-P or KIND-PxN (platforms.py)
+            p = int(hosts) * int(per or 1)
             xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
             for kind, size in pats:
                 if a.patterns and kind not in a.patterns:
@@ -165,7 +191,7 @@ def main():
                 row = lambda method, sim="", est="", check="", wall="", note="": w.writerow(
                     [net, plat, p, topo[plat], kind, size, msgs, hh, method, sim, est, check, wall, note])
                 plans, estimate = [], {}
-                for name, args in PLANS:
+                for name, args in plan_list:
                     pl = os.path.join(work, "%s-%s.cfp" % (tag, name.replace("/", "")))
                     rc, pout, _ = run([commfit, "plan", mat, "--topology", topo[plat]] + PLAN_NETWORK[net] + args + PLAN_COST +
                                       ["-o", pl], 900, log)
@@ -179,14 +205,19 @@ def main():
                     if name != "async":
                         plans.append(("%s(%s)" % (name, chosen.group(1)) if chosen else name, pl, estimate[name]))
                 base = ["smpirun", "-np", str(p), "-platform", xml, "-hostfile", hosts, "-no-privatize"] + SMPI_CFG + NETWORK_CFG[net]
-                if not algs:
+                if not algs and a.set != "nodes":
                     row("alltoallv:*", note="not run at %d ranks: p-1 messages per rank (see run.py)" % p)
                 # First AC (plain and throttled) and the commfit plans (and the bounds), then one run
                 # per alltoallv algorithm: a baseline that times out does not lose the others.
-                for k, alg in enumerate([None] + algs):
-                    methods = "alltoallv" if k > 0 else "ac,ac4,ac16,exec"
-                    cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
-                        a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
+                # Last, the MPI Advance peer (its own driver, the same options and CSV lines).
+                peer = [("mpia", [a.mpi_advance, "--matrix", mat, "--label", tag])] if a.mpi_advance else []
+                for k, alg in enumerate([None] + algs + peer):
+                    methods = "alltoallv" if k > 0 else exec_methods
+                    if isinstance(alg, tuple):
+                        methods, cmd, alg = alg[0], base + alg[1], None
+                    else:
+                        cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
+                            a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
                     if k == 0:
                         cmd += ["--lb"]
                         for name, pl, _ in plans:
@@ -220,7 +251,7 @@ def main():
                         failures += 1
                         row(methods, wall="%.1f" % wall, note="driver exit %d" % rc)
                     raw.flush()
-                    print("%-44s %-18s %6.1fs rc=%s" % (tag, alg, wall, rc), flush=True)
+                    print("%-44s %-18s %6.1fs rc=%s" % (tag, alg or methods, wall, rc), flush=True)
     raw.close()
     log.close()
     sys.exit(1 if failures else 0)

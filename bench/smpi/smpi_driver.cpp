@@ -15,7 +15,7 @@
 // Prints one CSV line per method: label,method,sim_s,check (check = ok | WRONG | skipped), and
 // with --lb one line label,lb,LB_inj,LB_link. Exit status 1 when any method delivered wrong data.
 #include "backends/exec/commfit_exec.hpp"
-#include "ir/matrix_io.h"
+#include "bench/smpi/smpi_bench.h"
 
 #include <mpi.h>
 #include <simgrid/s4u.hpp>
@@ -44,6 +44,8 @@ extern "C" int commfit_smpi_iallreduce(const void* send, void* recv, int count, 
 
 namespace {
 
+using namespace commfit::smpi_bench;
+
 struct Args {
   std::string matrix;
   std::vector<std::pair<std::string, std::string>> plans;   // name, path
@@ -55,47 +57,6 @@ struct Args {
   int coalesce = commfit::exec::Options{}.coalesce;   // the executor's Options::coalesce
   double check_limit = 2e9;   // total bytes of all ranks' buffers above which SMPI_SHARED_MALLOC is used
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t a = 0;
-  while (a <= s.size()) {
-    const std::size_t b = std::min(s.find(sep, a), s.size());
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
-
-inline unsigned char pattern_byte(int src, int dst, std::int64_t k) {
-  return static_cast<unsigned char>(src * 131 + dst * 31 + k * 7 + (k >> 8));
-}
-
-// Sleeps (in simulated time) until a common instant after a barrier and returns it, with `late`
-// set on a rank that got there after that instant (then the margin was too small).
-void sleep_until(double instant) {
-  const double wait = instant - MPI_Wtime();
-  if (wait <= 0) return;
-  timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - static_cast<double>(static_cast<time_t>(wait))) * 1e9)};
-  nanosleep(&ts, nullptr);
-}
-
-// Simulated seconds every rank waits after a timed run before the collective that gathers the
-// finish times: that collective's messages would otherwise travel while the slowest ranks still
-// receive, and under network/model:IB every active message into a node (even 16 bytes) divides
-// the rate of every other flow into it (a rank-0 hot spot took 4.8x longer). Sleeping costs no
-// wall time; a run longer than this is reported as such ("quiet tail too short").
-constexpr double kQuietTail = 100.0;
-
-double aligned_start(MPI_Comm comm, bool& late) {
-  MPI_Barrier(comm);
-  double now = MPI_Wtime(), latest = 0;
-  MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  const double start = latest + 1e-2;   // the linear default collectives spread ranks by ~p * 0.5 us
-  late = start < MPI_Wtime();
-  sleep_until(start);
-  return start;
-}
 
 }  // namespace
 
@@ -128,57 +89,15 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Rank 0 reads the matrix and scatters each rank's row of send counts; receive counts by MPI_Alltoall.
-  std::vector<int> all_sc, sc(p), rc(p), sd(p), rd(p);
-  int status = 0;
-  std::int64_t mp = 0;
-  if (rank == 0) {
-    try {
-      const commfit::CommMatrix m = commfit::read_matrix(a.matrix).matrix;
-      if (m.ranks != p) throw std::runtime_error("matrix has " + std::to_string(m.ranks) + " ranks, job has " + std::to_string(p));
-      all_sc.assign(std::size_t(p) * p, 0);
-      m.for_each([&](commfit::Rank i, commfit::Rank j, commfit::Bytes b) {
-        if (b > (1u << 30)) throw std::runtime_error("message over 1 GiB");
-        all_sc[std::size_t(i) * p + j] = static_cast<int>(b);
-      });
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "smpi_driver: %s: %s\n", a.matrix.c_str(), e.what());
-      status = 2;
-    }
-  }
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (status != 0) {
+  Exchange x;
+  if (const int status = load_exchange(a.matrix, a.check_limit, "smpi_driver", x); status != 0) {
     MPI_Finalize();
     return status;
   }
-  // Rows (send counts) and columns (receive counts) both scattered from rank 0: an MPI_Alltoall
-  // would be p^2 simulated messages, minutes of wall time at 1024 ranks.
-  std::vector<int> all_rc(all_sc.size());
-  for (std::size_t i = 0; rank == 0 && i < std::size_t(p); ++i)
-    for (std::size_t j = 0; j < std::size_t(p); ++j) all_rc[j * p + i] = all_sc[i * p + j];
-  MPI_Scatter(all_sc.data(), p, MPI_INT, sc.data(), p, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Scatter(all_rc.data(), p, MPI_INT, rc.data(), p, MPI_INT, 0, MPI_COMM_WORLD);
-  all_rc.clear();
-  std::int64_t stotal = 0, rtotal = 0;
-  for (int q = 0; q < p; ++q) {
-    sd[q] = static_cast<int>(stotal);
-    rd[q] = static_cast<int>(rtotal);
-    stotal += sc[q];
-    rtotal += rc[q];
-  }
-  std::int64_t mine = stotal + rtotal, total = 0;
-  MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  (void)mp;
-  const bool check = static_cast<double>(total) <= a.check_limit;
-  // Real buffers when they fit (the data is checked); else SMPI's shared malloc (one page for all
-  // ranks: the timing is the same, the data meaningless).
-  unsigned char* sb = check ? new unsigned char[std::size_t(stotal) + 1]
-                            : static_cast<unsigned char*>(SMPI_SHARED_MALLOC(std::size_t(stotal) + 1));
-  unsigned char* rb = check ? new unsigned char[std::size_t(rtotal) + 1]
-                            : static_cast<unsigned char*>(SMPI_SHARED_MALLOC(std::size_t(rtotal) + 1));
-  if (check)
-    for (int q = 0; q < p; ++q)
-      for (int k = 0; k < sc[q]; ++k) sb[sd[q] + k] = pattern_byte(rank, q, k);
+  const std::vector<int>& all_sc = x.all_sc;
+  std::vector<int>&sc = x.sc, &rc = x.rc, &sd = x.sd, &rd = x.rd;
+  unsigned char* sb = x.sb;
+  unsigned char* rb = x.rb;
 
   // Lower bounds on SimGrid's routes (rank 0 walks every message's route).
   if (a.lb) {
@@ -281,39 +200,11 @@ int main(int argc, char** argv) {
     // once: the simulation is deterministic and has no caches, and the baselines' runs are the
     // expensive ones in wall time.
     if (name.rfind("commfit:", 0) == 0) run();
-    if (check) std::memset(rb, 0, std::size_t(rtotal) + 1);
-    bool late = false;
-    const double start = aligned_start(MPI_COMM_WORLD, late);
-    run();
-    double end[2] = {MPI_Wtime(), late ? 1.0 : 0.0}, last[2] = {0, 0};
-    if (end[0] > start + kQuietTail) {
-      std::fprintf(stderr, "smpi_driver: %s ran longer than the quiet tail (%g s)\n", name.c_str(), kQuietTail);
-      end[1] = 1.0;
-    }
-    sleep_until(start + kQuietTail);
-    MPI_Reduce(end, last, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    int bad = 0, wrong = 0;
-    if (check)
-      for (int q = 0; q < p && !bad; ++q)
-        for (int k = 0; k < rc[q]; ++k)
-          if (rb[rd[q] + k] != pattern_byte(q, rank, k)) { bad = 1; break; }
-    MPI_Allreduce(&bad, &wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    any_wrong |= wrong;
-    if (rank == 0) {
-      std::printf("%s,%s,%.9g,%s\n", a.label.c_str(), name.c_str(), last[1] > 0 ? -1.0 : last[0] - start,
-                  !check ? "skipped" : wrong ? "WRONG" : "ok");
-      std::fflush(stdout);
-    }
+    any_wrong |= measure(a.label, name, run, x);
   }
   executors.clear();
   if (graph != MPI_COMM_NULL) MPI_Comm_free(&graph);
-  if (check) {
-    delete[] sb;
-    delete[] rb;
-  } else {
-    SMPI_SHARED_FREE(sb);
-    SMPI_SHARED_FREE(rb);
-  }
+  x.release();
   MPI_Finalize();
   return any_wrong ? 1 : 0;
 }
