@@ -8,8 +8,9 @@
 
 // Time and memory in proportion to the steps and the messages, in flat arrays: each rank's steps
 // are in step_less order (the format checks see to it before any rule is checked), so a message's
-// sends and its receives are one run of steps on each side, found by a binary search; the matrix
-// is read through its rows and the verifier's own transpose. No map and no sort of all steps.
+// sends and its receives are one run of steps on each side, and walking the messages in (phase,
+// from, to) order meets each receiver's runs in its own step order; the matrix is read through its
+// rows and the verifier's own transpose. No map and no sort of all steps.
 // Everything here is the verifier's own: it reads the plan and the matrix, never what the passes
 // built to make them.
 namespace commfit {
