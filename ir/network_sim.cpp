@@ -89,7 +89,7 @@ class Simulation {
   }
 
   SimResult run() {
-    if (msgs_.size() > kSimulationMessages) return {0, false};
+    if (too_large_) return {0, false};
     for (Rank r = 0; r < p_; ++r) enter_next_phase(r, 0.0);
     drain_ready();
     while (!events_.empty() || active_count_ > 0) {
@@ -138,6 +138,11 @@ class Simulation {
   void collect(const Plan& plan) {
     lists_.resize(static_cast<std::size_t>(p_));
     msgs_ = plan_messages(plan);
+    if (msgs_.size() > kSimulationMessages) {   // not simulated: build nothing for it
+      too_large_ = true;
+      std::vector<Message>().swap(msgs_);
+      return;
+    }
     win_.assign(static_cast<std::size_t>(p_), 0);
     for (const RankSchedule& rs : plan.ranks) win_[rs.rank] = rs.max_outstanding;
     wops_.assign(static_cast<std::size_t>(p_), {});
@@ -704,6 +709,7 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   bool dirty_ = false;
+  bool too_large_ = false;   // more than kSimulationMessages messages: collect() stopped
   std::int64_t resources_ = 0;
   std::vector<double> cap_, weights_;   // per resource: capacity left, sum of 1 / penalty of its unfixed flows
   std::vector<std::int64_t> users_;

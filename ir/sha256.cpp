@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define COMMFIT_SHA_NI 1
+#endif
+
 namespace commfit {
 
 namespace {
@@ -25,12 +31,61 @@ constexpr std::array<std::uint32_t, 8> kInitial = {0x6a09e667, 0xbb67ae85, 0x3c6
 
 constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+#ifdef COMMFIT_SHA_NI
+// The same compression with the x86 SHA extensions (Intel, "New Instructions Supporting the
+// Secure Hash Algorithm on Intel Architecture Processors", 2013), where the processor has them:
+// the fingerprint of a 10^6-message matrix hashes 20 MB of text, in every lower and verify.
+// The state is kept as (A, B, E, F) and (C, D, G, H); four rounds per step, two per sha256rnds2.
+bool have_sha_ni() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 29)) != 0;   // CPUID.(EAX=7, ECX=0):EBX.SHA[bit 29]
+}
+
+__attribute__((target("sha,sse4.1,ssse3"))) void compress_sha_ni(std::uint32_t* state, const std::uint8_t* block) {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state)), 0xB1);   // C D A B
+  __m128i state1 = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state + 4)), 0x1B);   // E F G H
+  __m128i state0 = _mm_alignr_epi8(tmp, state1, 8);    // A B E F
+  state1 = _mm_blend_epi16(state1, tmp, 0xF0);         // C D G H
+  const __m128i abef = state0, cdgh = state1;
+  __m128i w[4];   // w[i % 4]: the schedule words 4i .. 4i + 3
+  for (int i = 0; i < 16; ++i) {
+    if (i < 4) {
+      w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i)), byte_swap);
+    } else {   // §6.2.2 step 1: W_t = σ1(W_t-2) + W_t-7 + σ0(W_t-15) + W_t-16, four at a time
+      __m128i x = _mm_sha256msg1_epu32(w[i % 4], w[(i + 1) % 4]);
+      x = _mm_add_epi32(x, _mm_alignr_epi8(w[(i + 3) % 4], w[(i + 2) % 4], 4));
+      w[i % 4] = _mm_sha256msg2_epu32(x, w[(i + 3) % 4]);
+    }
+    __m128i k = _mm_add_epi32(w[i % 4], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * i)));
+    state1 = _mm_sha256rnds2_epu32(state1, state0, k);
+    k = _mm_shuffle_epi32(k, 0x0E);
+    state0 = _mm_sha256rnds2_epu32(state0, state1, k);
+  }
+  state0 = _mm_add_epi32(state0, abef);
+  state1 = _mm_add_epi32(state1, cdgh);
+  tmp = _mm_shuffle_epi32(state0, 0x1B);       // F E B A
+  state1 = _mm_shuffle_epi32(state1, 0xB1);    // D C H G
+  state0 = _mm_blend_epi16(tmp, state1, 0xF0);   // D C B A
+  state1 = _mm_alignr_epi8(state1, tmp, 8);      // H G F E
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state), state0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), state1);
+}
+
+const bool kShaNi = have_sha_ni();
+#endif
+
 }  // namespace
 
 Sha256::Sha256() : state_(kInitial) {}
 
 // §6.2.2: message schedule W, then 64 rounds over the working variables a..h.
 void Sha256::compress(const std::uint8_t* block) {
+#ifdef COMMFIT_SHA_NI
+  if (kShaNi) return compress_sha_ni(state_.data(), block);
+#endif
   std::uint32_t w[64];
   for (int t = 0; t < 16; ++t)
     w[t] = std::uint32_t{block[4 * t]} << 24 | std::uint32_t{block[4 * t + 1]} << 16 |

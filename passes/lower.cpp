@@ -82,56 +82,72 @@ Plan lower(const Schedule& s, const CommMatrix& m) {
   plan.manifest.phases = phases;
   plan.manifest.matrix_fingerprint = matrix_fingerprint(m);
   plan.ranks.resize(static_cast<std::size_t>(p));
-  for (Rank r = 0; r < p; ++r) {
-    RankSchedule& rs = plan.ranks[r];
-    rs.rank = r;
-    rs.ranks = p;
-    rs.phases = phases;
-    rs.matrix_fingerprint = plan.manifest.matrix_fingerprint;
+  // Every list is counted first and allocated once, at its size.
+  {
+    std::vector<std::size_t> sends(static_cast<std::size_t>(p), 0), recvs(sends), steps(sends);
+    m.for_each([&](Rank i, Rank j, Bytes) { ++sends[i], ++recvs[j]; });
+    for (const Piece& c : s.copies) ++steps[c.src];
+    for (const Transfer& t : s.transfers) ++steps[t.from], ++steps[t.to];
+    for (Rank r = 0; r < p; ++r) {
+      RankSchedule& rs = plan.ranks[r];
+      rs.rank = r;
+      rs.ranks = p;
+      rs.phases = phases;
+      rs.matrix_fingerprint = plan.manifest.matrix_fingerprint;
+      rs.sends.reserve(sends[r]);
+      rs.recvs.reserve(recvs[r]);
+      rs.steps.reserve(steps[r]);
+    }
   }
   m.for_each([&](Rank i, Rank j, Bytes b) {
     plan.ranks[i].sends.push_back({j, b});
     plan.ranks[j].recvs.push_back({i, b});
   });
 
-  for (const Piece& c : s.copies) {
-    commfit_assert(c.src == c.dst, "lower", "a local copy between two ranks");
-    plan.ranks[c.src].steps.push_back({0, Op::copy, Buffer::recv, c.src, c.src, c.dst, c.offset, c.bytes, kNoStage});
-  }
+  // Steps are appended in step_less order when the transfers are in canonical order (phase,
+  // from, to, src, dst, offset): per phase the receives, then the sends, and the copies after
+  // phase 0's. Each rank's steps are sorted at the end only if they are not (another order).
+  bool copied = false;
+  auto copy = [&] {
+    for (const Piece& c : s.copies) {
+      commfit_assert(c.src == c.dst, "lower", "a local copy between two ranks");
+      plan.ranks[c.src].steps.push_back({0, Op::copy, Buffer::recv, c.src, c.src, c.dst, c.offset, c.bytes, kNoStage});
+    }
+    copied = true;
+  };
 
   std::vector<StageAllocator> stage(static_cast<std::size_t>(p));
   std::map<StageKey, std::vector<Staged>> held;
   std::vector<std::pair<Rank, Staged>> to_free;
+  std::vector<Bytes> send_stage;   // stage_offset of each send of the phase
 
   std::size_t k = 0;
   while (k < s.transfers.size()) {
     const Phase phase = s.transfers[k].phase;
+    if (phase > 0 && !copied) copy();
     std::size_t end = k;
     while (end < s.transfers.size() && s.transfers[end].phase == phase) ++end;
     commfit_assert(phase < s.phases, "lower", "transfer phase beyond the phase count");
     // Sends of this phase read what was staged in earlier phases ...
+    send_stage.assign(end - k, kNoStage);
     for (std::size_t x = k; x < end; ++x) {
       const Transfer& t = s.transfers[x];
       commfit_assert(t.from != t.to, "lower", "a network transfer to the sending rank itself");
-      Step send{phase, Op::send, Buffer::send, t.to, t.piece.src, t.piece.dst, t.piece.offset, t.piece.bytes, kNoStage};
-      if (t.from != t.piece.src) {
-        auto it = held.find({t.from, t.piece.src, t.piece.dst});
-        commfit_assert(it != held.end(), "lower", "rank " + std::to_string(t.from) + " forwards bytes it never received");
-        auto& list = it->second;
-        auto sp = std::find_if(list.begin(), list.end(), [&](const Staged& h) {
-          return h.piece.offset <= t.piece.offset && t.piece.offset + t.piece.bytes <= h.piece.offset + h.piece.bytes;
-        });
-        commfit_assert(sp != list.end(), "lower", "rank " + std::to_string(t.from) + " forwards a byte range it does not hold");
-        send.buffer = Buffer::stage;
-        send.stage_offset = sp->stage_offset + (t.piece.offset - sp->piece.offset);
-        commfit_assert(sp->remaining >= t.piece.bytes, "lower", "staged bytes forwarded twice");
-        sp->remaining -= t.piece.bytes;
-        if (sp->remaining == 0) {
-          to_free.emplace_back(t.from, *sp);
-          list.erase(sp);
-        }
+      if (t.from == t.piece.src) continue;
+      auto it = held.find({t.from, t.piece.src, t.piece.dst});
+      commfit_assert(it != held.end(), "lower", "rank " + std::to_string(t.from) + " forwards bytes it never received");
+      auto& list = it->second;
+      auto sp = std::find_if(list.begin(), list.end(), [&](const Staged& h) {
+        return h.piece.offset <= t.piece.offset && t.piece.offset + t.piece.bytes <= h.piece.offset + h.piece.bytes;
+      });
+      commfit_assert(sp != list.end(), "lower", "rank " + std::to_string(t.from) + " forwards a byte range it does not hold");
+      send_stage[x - k] = sp->stage_offset + (t.piece.offset - sp->piece.offset);
+      commfit_assert(sp->remaining >= t.piece.bytes, "lower", "staged bytes forwarded twice");
+      sp->remaining -= t.piece.bytes;
+      if (sp->remaining == 0) {
+        to_free.emplace_back(t.from, *sp);
+        list.erase(sp);
       }
-      plan.ranks[t.from].steps.push_back(send);
     }
     // ... receives of this phase land in space not freed by this phase's sends ...
     for (std::size_t x = k; x < end; ++x) {
@@ -144,15 +160,22 @@ Plan lower(const Schedule& s, const CommMatrix& m) {
       }
       plan.ranks[t.to].steps.push_back(recv);
     }
+    for (std::size_t x = k; x < end; ++x) {
+      const Transfer& t = s.transfers[x];
+      const Bytes at = send_stage[x - k];
+      plan.ranks[t.from].steps.push_back({phase, Op::send, at == kNoStage ? Buffer::send : Buffer::stage, t.to, t.piece.src, t.piece.dst,
+                                          t.piece.offset, t.piece.bytes, at});
+    }
     // ... and space is released once the phase is over.
     for (auto& [r, h] : to_free) stage[r].release(h.stage_offset, h.piece.bytes);
     to_free.clear();
     k = end;
   }
+  if (!copied) copy();
 
   for (Rank r = 0; r < p; ++r) {
     RankSchedule& rs = plan.ranks[r];
-    std::sort(rs.steps.begin(), rs.steps.end(), step_less);
+    if (!std::is_sorted(rs.steps.begin(), rs.steps.end(), step_less)) std::sort(rs.steps.begin(), rs.steps.end(), step_less);
     rs.staging_bytes = stage[r].high_water();
     plan.manifest.staging_bytes_max = std::max(plan.manifest.staging_bytes_max, rs.staging_bytes);
   }

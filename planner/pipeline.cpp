@@ -92,6 +92,7 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   StrategyOutput s = strategy->run(m, o, passes);
   // 2. Lower to per-rank steps (staging offsets), 3. verify: no plan leaves unverified.
   Plan plan = passes.run(Pass::lower, [&] { return lower(s.schedule, m); });
+  s.schedule = Schedule{};   // from here on the plan says it all: the schedule's memory goes
   for (RankSchedule& rs : plan.ranks) rs.max_outstanding = s.max_outstanding;
   const auto problems = passes.run(Pass::verify, [&] { return verify(plan, m, passes.rules); });
   if (!problems.empty()) internal_error("make_plan", "the final plan fails verification: " + problems.front());

@@ -10,8 +10,20 @@
 // the worst case: a child that runs over --timeout seconds is stopped and reported as timed out,
 // and the cases after it (larger) do not run Boost at all (reported as timed out too).
 //
-//   bench_planner_speed [--quick] [--timeout S] [--csv FILE]
+// --end-to-end: instead, `commfit plan MATRIX -o DIR` end to end (direct strategy) on the random
+// cases of 10^5, 10^6 and (without --quick) 10^7 messages at p = 16384. The matrix is written to
+// a file first (not timed); then
+//   run     the commfit binary (--commfit PATH, default ../../commfit beside this program) as a
+//           child process: its CPU time (user + system), wall time and peak RSS (wait4), what a
+//           user sees;
+//   stages  in a fork()ed child, the same steps one by one, CPU and wall each: parse
+//           (read_matrix), plan (make_plan: passes, lower, verify, cost), write (write_plan_dir);
+//           lower and verify are the wall times make_plan's pass log gives.
+//
+//   bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--commfit PATH] [--dir DIR]]
+#include "backends/plan_dir.h"
 #include "ir/comm_matrix.h"
+#include "ir/matrix_io.h"
 #include "passes/decompose_optimal.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
@@ -26,6 +38,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -96,22 +110,143 @@ struct Case {
   std::function<CommMatrix()> make;
 };
 
+double cpu_now() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// `commfit plan` as a user runs it: CPU (user + system), wall, peak RSS of the child process.
+struct Run {
+  double cpu_s = -1, user_s = -1, wall_s = -1, peak_mb = -1;
+  bool ok = false;
+};
+Run run_commfit(const std::string& commfit, const std::string& matrix, const std::string& out, int timeout_s) {
+  std::filesystem::remove_all(out);
+  const double t0 = wall_now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(static_cast<unsigned>(timeout_s));
+    execl(commfit.c_str(), commfit.c_str(), "plan", matrix.c_str(), "-o", out.c_str(), "-q", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage u{};
+  wait4(pid, &status, 0, &u);
+  Run r;
+  r.wall_s = wall_now() - t0;
+  r.user_s = double(u.ru_utime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec);
+  r.cpu_s = r.user_s + double(u.ru_stime.tv_sec) + 1e-6 * double(u.ru_stime.tv_usec);
+  r.peak_mb = double(u.ru_maxrss) / 1024.0;
+  r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return r;
+}
+
+// The stages of the same run, in one fork()ed child: CPU and wall of each.
+struct Stages {
+  double parse_cpu = -1, parse_wall = -1, plan_cpu = -1, plan_wall = -1, write_cpu = -1, write_wall = -1;
+  double lower_wall = -1, verify_wall = -1;
+};
+Stages run_stages(const std::string& matrix, const std::string& out, int timeout_s) {
+  std::filesystem::remove_all(out);
+  int fd[2];
+  if (pipe(fd) != 0) std::abort();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    alarm(static_cast<unsigned>(timeout_s));
+    Stages st;
+    double c = cpu_now(), w = wall_now();
+    auto lap = [&](double& cpu, double& wall) {
+      const double c1 = cpu_now(), w1 = wall_now();
+      cpu = c1 - c, wall = w1 - w, c = c1, w = w1;
+    };
+    const CommMatrix m = read_matrix(matrix).matrix;
+    lap(st.parse_cpu, st.parse_wall);
+    PlanReport report;
+    const Plan plan = make_plan(m, {}, &report);
+    lap(st.plan_cpu, st.plan_wall);
+    write_plan_dir(plan, out);
+    lap(st.write_cpu, st.write_wall);
+    for (const std::string& line : report.log) {   // "NAME: SECONDS s[, verified]"
+      if (line.rfind("lower: ", 0) == 0) st.lower_wall = std::atof(line.c_str() + 7);
+      if (line.rfind("verify: ", 0) == 0) st.verify_wall = std::atof(line.c_str() + 8);
+    }
+    if (write(fd[1], &st, sizeof st) != ssize_t(sizeof st)) _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  Stages st;
+  if (read(fd[0], &st, sizeof st) != ssize_t(sizeof st)) st = Stages{};
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return st;
+}
+
+int end_to_end(bool quick, int timeout, const std::string& csv_path, std::string commfit, std::string dir, const char* argv0) {
+  if (commfit.empty()) commfit = (std::filesystem::path(argv0).parent_path() / "../../commfit").lexically_normal().string();
+  if (dir.empty()) dir = std::filesystem::temp_directory_path() / ("bench_planner_speed." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<double> sizes = {1e5, 1e6};
+  if (!quick) sizes.push_back(1e7);
+  std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (csv)
+    std::fprintf(csv, "case,p,messages,run_cpu_s,run_user_s,run_wall_s,peak_mb,bytes_per_message,parse_cpu_s,parse_wall_s,plan_cpu_s,plan_wall_s,"
+                      "lower_wall_s,verify_wall_s,write_cpu_s,write_wall_s\n");
+  std::printf("%-24s %9s | %8s %8s %8s %8s %6s | %-13s %-13s %7s %7s %-13s\n", "case (direct)", "messages", "cpu s", "user s", "wall s", "peak MB",
+              "B/msg", "parse cpu/wall", "plan cpu/wall", "lower", "verify", "write cpu/wall");
+  const Rank p = 16384;
+  for (double size : sizes) {
+    const std::string name = "random p=" + std::to_string(p) + " m=" + std::to_string(static_cast<long long>(size));
+    const std::string matrix = dir + "/matrix.json", out = dir + "/plan";
+    std::int64_t messages = 0;
+    {
+      const CommMatrix m = gen_random_sparse(p, size / p / (p - 1), 1 << 20, 7);
+      messages = traffic_stats(m).messages;
+      std::ofstream(matrix) << matrix_json(m);
+    }
+    const Run run = run_commfit(commfit, matrix, out, timeout);
+    const Stages st = run_stages(matrix, out, timeout);
+    std::filesystem::remove_all(out);
+    const double per_message = run.peak_mb * 1024 * 1024 / double(messages);
+    std::printf("%-24s %9lld | %8.3g %8.3g %8.3g %8.0f %6.0f | %6.3g/%-6.3g %6.3g/%-6.3g %7.3g %7.3g %6.3g/%-6.3g%s\n", name.c_str(),
+                static_cast<long long>(messages), run.cpu_s, run.user_s, run.wall_s, run.peak_mb, per_message, st.parse_cpu, st.parse_wall, st.plan_cpu,
+                st.plan_wall, st.lower_wall, st.verify_wall, st.write_cpu, st.write_wall, run.ok ? "" : "  (commfit failed)");
+    std::fflush(stdout);
+    if (csv) {
+      std::fprintf(csv, "%s,%d,%lld,%.4g,%.4g,%.4g,%.1f,%.0f,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g\n", name.c_str(), p,
+                   static_cast<long long>(messages), run.cpu_s, run.user_s, run.wall_s, run.peak_mb, per_message, st.parse_cpu, st.parse_wall,
+                   st.plan_cpu, st.plan_wall, st.lower_wall, st.verify_wall, st.write_cpu, st.write_wall);
+      std::fflush(csv);
+    }
+  }
+  std::filesystem::remove_all(dir);
+  if (csv) std::fclose(csv);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, e2e = false;
   int timeout = 600;
-  std::string csv_path;
+  std::string csv_path, commfit, dir;
   for (int k = 1; k < argc; ++k) {
     const std::string s = argv[k];
     if (s == "--quick") quick = true;
     else if (s == "--timeout" && k + 1 < argc) timeout = std::atoi(argv[++k]);
     else if (s == "--csv" && k + 1 < argc) csv_path = argv[++k];
+    else if (s == "--end-to-end") e2e = true;
+    else if (s == "--commfit" && k + 1 < argc) commfit = argv[++k];
+    else if (s == "--dir" && k + 1 < argc) dir = argv[++k];
     else {
-      std::fprintf(stderr, "usage: bench_planner_speed [--quick] [--timeout S] [--csv FILE]\n");
+      std::fprintf(stderr, "usage: bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--commfit PATH] [--dir DIR]]\n");
       return 2;
     }
   }
+  if (e2e) return end_to_end(quick, timeout, csv_path, commfit, dir, argv[0]);
   auto sparse = [](Rank p, double messages) {
     return Case{"random p=" + std::to_string(p) + " m=" + std::to_string(static_cast<long long>(messages)),
                 [=] { return gen_random_sparse(p, messages / p / (p - 1), 1 << 20, 7); }};
