@@ -76,15 +76,25 @@ __attribute__((target("sha,sse4.1,ssse3"))) void compress_sha_ni(std::uint32_t* 
 
 const bool kShaNi = have_sha_ni();
 #endif
+bool portable_only = false;   // sha256_portable_only (tests)
 
 }  // namespace
+
+bool sha256_portable_only(bool on) {
+  portable_only = on;
+#ifdef COMMFIT_SHA_NI
+  return kShaNi;
+#else
+  return false;
+#endif
+}
 
 Sha256::Sha256() : state_(kInitial) {}
 
 // §6.2.2: message schedule W, then 64 rounds over the working variables a..h.
 void Sha256::compress(const std::uint8_t* block) {
 #ifdef COMMFIT_SHA_NI
-  if (kShaNi) return compress_sha_ni(state_.data(), block);
+  if (kShaNi && !portable_only) return compress_sha_ni(state_.data(), block);
 #endif
   std::uint32_t w[64];
   for (int t = 0; t < 16; ++t)

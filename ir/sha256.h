@@ -30,6 +30,11 @@ class Sha256 {
 // Lower-case hex of the SHA-256 of `bytes` (64 characters).
 std::string sha256_hex(std::string_view bytes);
 
+// Tests: with `on`, every Sha256 uses the portable code even where the processor has the x86 SHA
+// extensions (not thread-safe: set it before hashing). Returns whether the extensions are used
+// otherwise, so that a test can check both paths give the same digests.
+bool sha256_portable_only(bool on);
+
 // Lower-case hex of a digest.
 std::string to_hex(const std::array<std::uint8_t, 32>& digest);
 
