@@ -153,6 +153,19 @@ class Simulation {
       lists_[m.from].out.push_back(id);
       lists_[m.from].out_phase.push_back(m.phase);
     }
+    // A rank without a request window posts a phase's sends rotated, as the executor does
+    // (backends/exec/load.cpp): to the ranks above it first, ascending, then wrapping around.
+    for (Rank r = 0; r < p_; ++r) {
+      if (win_[r] > 0) continue;
+      RankLists& l = lists_[r];
+      for (std::size_t k = 0; k < l.out.size();) {
+        std::size_t end = k;
+        while (end < l.out.size() && l.out_phase[end] == l.out_phase[k]) ++end;
+        std::stable_partition(l.out.begin() + static_cast<std::ptrdiff_t>(k), l.out.begin() + static_cast<std::ptrdiff_t>(end),
+                              [&](std::uint32_t id) { return msgs_[id].to > r; });
+        k = end;
+      }
+    }
     // Receives: by phase, then sender (a stable sort of the ids by phase).
     std::vector<std::uint32_t> by_phase(msgs_.size());
     for (std::uint32_t id = 0; id < msgs_.size(); ++id) by_phase[id] = id;

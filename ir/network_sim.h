@@ -4,7 +4,8 @@
 //
 // What it simulates, per rank, phase after phase (no barrier: a rank starts phase k + 1 when its
 // own messages of phase k are done, as backends/exec does):
-//  - posting: each send costs the rank `overhead` of CPU, one after another (SMPI's smpi/ois);
+//  - posting: each send costs the rank `overhead` of CPU, one after another (SMPI's smpi/ois), in
+//    the executor's rotated order (to the ranks above it first, ascending, then wrapping around);
 //  - a message (all pieces to one peer in one phase) then waits `latency` = tau - 2 overhead and
 //    flows at the rate max-min fair sharing gives it: every rank's injection and ejection port
 //    and, with a topology, every link of its route has capacity `bandwidth`, and no single flow

@@ -296,7 +296,13 @@ void Executor::Impl::compile(const RankSchedule& rs) {
       ++stats.pairs;
     } else {
       recvs.insert(recvs.end(), ph_recv.begin(), ph_recv.end());
+      // Sends go out rotated: to the peers above this rank first, ascending, then wrapping around
+      // (rank + 1, rank + 2, ..., as MPI Advance and pairwise exchanges order them), so that the
+      // ranks' first messages do not all go to the lowest ranks at once. A peer's sends keep
+      // their order (the network model posts in the same order, ir/network_sim.h).
+      const std::size_t first = sends.size();
       sends.insert(sends.end(), ph_send.begin(), ph_send.end());
+      std::stable_partition(sends.begin() + static_cast<std::ptrdiff_t>(first), sends.end(), [me = rank](const NetOp& o) { return o.peer > me; });
     }
     po.pair_end = static_cast<std::uint32_t>(pair_sends.size());
     po.recv_end = static_cast<std::uint32_t>(recvs.size());
