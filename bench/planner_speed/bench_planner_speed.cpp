@@ -38,13 +38,15 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace commfit;
@@ -64,36 +66,52 @@ long rss_kb() {
   return u.ru_maxrss;
 }
 
-// Runs f in a child; f returns the number of colours/phases.
-Result in_child(const std::function<long long()>& f, int timeout_s) {
+// Runs f in a fork()ed child with a time limit and returns what it computed (a trivially copyable
+// struct, through a pipe); nullopt when the child died or ran out of time (`alarmed` says which).
+template <class T, class F>
+std::optional<T> in_fork(F f, int timeout_s, bool* alarmed = nullptr) {
+  static_assert(std::is_trivially_copyable_v<T>);
   int fd[2];
   if (pipe(fd) != 0) std::abort();
   const pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
     alarm(static_cast<unsigned>(timeout_s));
-    const long base = rss_kb();
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::clock_t c0 = std::clock();
-    Result r;
-    r.colours = f();
-    r.cpu_s = double(std::clock() - c0) / CLOCKS_PER_SEC;
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.peak_mb = double(rss_kb() - base) / 1024.0;
+    const T r = f();
     if (write(fd[1], &r, sizeof r) != ssize_t(sizeof r)) _exit(1);
     _exit(0);
   }
   close(fd[1]);
-  Result r;
+  T r{};
   const ssize_t n = read(fd[0], &r, sizeof r);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (n != ssize_t(sizeof r)) {
-    r = Result{};
-    r.timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
-  }
+  if (alarmed) *alarmed = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+  if (n != ssize_t(sizeof r)) return std::nullopt;
   return r;
+}
+
+// Runs f in a child; f returns the number of colours/phases.
+Result in_child(const std::function<long long()>& f, int timeout_s) {
+  bool alarmed = false;
+  const std::optional<Result> r = in_fork<Result>(
+      [&] {
+        const long base = rss_kb();
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::clock_t c0 = std::clock();
+        Result out;
+        out.colours = f();
+        out.cpu_s = double(std::clock() - c0) / CLOCKS_PER_SEC;
+        out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out.peak_mb = double(rss_kb() - base) / 1024.0;
+        return out;
+      },
+      timeout_s, &alarmed);
+  if (r) return *r;
+  Result failed;
+  failed.timed_out = alarmed;
+  return failed;
 }
 
 long long boost_colouring(const CommMatrix& m) {
@@ -150,39 +168,29 @@ struct Stages {
 };
 Stages run_stages(const std::string& matrix, const std::string& out, int timeout_s) {
   std::filesystem::remove_all(out);
-  int fd[2];
-  if (pipe(fd) != 0) std::abort();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    alarm(static_cast<unsigned>(timeout_s));
-    Stages st;
-    double c = cpu_now(), w = wall_now();
-    auto lap = [&](double& cpu, double& wall) {
-      const double c1 = cpu_now(), w1 = wall_now();
-      cpu = c1 - c, wall = w1 - w, c = c1, w = w1;
-    };
-    const CommMatrix m = read_matrix(matrix).matrix;
-    lap(st.parse_cpu, st.parse_wall);
-    PlanReport report;
-    const Plan plan = make_plan(m, {}, &report);
-    lap(st.plan_cpu, st.plan_wall);
-    write_plan_dir(plan, out);
-    lap(st.write_cpu, st.write_wall);
-    for (const std::string& line : report.log) {   // "NAME: SECONDS s[, verified]"
-      if (line.rfind("lower: ", 0) == 0) st.lower_wall = std::atof(line.c_str() + 7);
-      if (line.rfind("verify: ", 0) == 0) st.verify_wall = std::atof(line.c_str() + 8);
-    }
-    if (write(fd[1], &st, sizeof st) != ssize_t(sizeof st)) _exit(1);
-    _exit(0);
-  }
-  close(fd[1]);
-  Stages st;
-  if (read(fd[0], &st, sizeof st) != ssize_t(sizeof st)) st = Stages{};
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return st;
+  return in_fork<Stages>(
+             [&] {
+               Stages st;
+               double c = cpu_now(), w = wall_now();
+               auto lap = [&](double& cpu, double& wall) {
+                 const double c1 = cpu_now(), w1 = wall_now();
+                 cpu = c1 - c, wall = w1 - w, c = c1, w = w1;
+               };
+               const CommMatrix m = read_matrix(matrix).matrix;
+               lap(st.parse_cpu, st.parse_wall);
+               PlanReport report;
+               const Plan plan = make_plan(m, {}, &report);
+               lap(st.plan_cpu, st.plan_wall);
+               write_plan_dir(plan, out);
+               lap(st.write_cpu, st.write_wall);
+               for (const std::string& line : report.log) {   // "NAME: SECONDS s[, verified]"
+                 if (line.rfind("lower: ", 0) == 0) st.lower_wall = std::atof(line.c_str() + 7);
+                 if (line.rfind("verify: ", 0) == 0) st.verify_wall = std::atof(line.c_str() + 8);
+               }
+               return st;
+             },
+             timeout_s)
+      .value_or(Stages{});
 }
 
 int end_to_end(bool quick, int timeout, const std::string& csv_path, std::string commfit, std::string dir, const char* argv0) {
