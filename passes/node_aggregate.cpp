@@ -3,11 +3,11 @@
 #include "ir/error.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <tuple>
 #include <utility>
-#include <cstdint>
 #include <vector>
 
 namespace commfit {
