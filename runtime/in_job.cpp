@@ -228,7 +228,8 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
 
   CommMatrix m = gather_matrix(comm, sendbytes, recvbytes, root);
   std::string local, root_error;
-  const int per_node = options.detect_nodes ? detect_ranks_per_node(comm) : 1;
+  // A machine given in options.plan (C++ callers fill it directly) is kept as given.
+  const int per_node = options.detect_nodes && options.plan.topology == Topology() ? detect_ranks_per_node(comm) : 1;
 
   // The root plans; anything it throws becomes every rank's error.
   Plan plan;

@@ -27,7 +27,8 @@ struct InJobOptions {
                                // KEEP/plan (a directory) for `commfit verify`, `report`, `plan`
   int root = 0;                // the rank that plans
   std::int64_t memory_per_rank = -1;   // >= 0: free bytes of every rank (the memory strategy)
-  // No topology given (the "topology" key clears it): the ranks that share memory
+  // No topology given (the "topology" key clears it, and a plan.topology other than full is kept):
+  // the ranks that share memory
   // (MPI_Comm_split_type SHARED) are asked for; when they sit on two or more nodes in blocks of
   // N consecutive ranks (the last block may be smaller), the plan's machine is full+nodeN.
   bool detect_nodes = true;
