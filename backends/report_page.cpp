@@ -386,7 +386,7 @@ std::int64_t existing_links(const Topology& t) {
         if ((to < 0 || to >= dims[k]) && t.kind() == Topology::Kind::mesh) continue;
         const std::int64_t m = n + (((to + dims[k]) % dims[k]) - at) * stride;
         if (m == n) continue;
-        t.route(static_cast<Rank>(n * t.ranks_per_node()), static_cast<Rank>(m * t.ranks_per_node()), route);
+        t.route_nodes(static_cast<Rank>(n), static_cast<Rank>(m), route);
         for (std::int64_t l : route)
           if (!seen[static_cast<std::size_t>(l)]) seen[static_cast<std::size_t>(l)] = true, ++count;
       }
@@ -488,7 +488,7 @@ std::string links(const ReportData& d) {
           if (wrap && (t.kind() == Topology::Kind::mesh || len < 3)) continue;
           to = (to + len) % len;
           const std::int64_t m = dim == 0 ? y * A + to : to * A + x;
-          t.route(static_cast<Rank>(n * t.ranks_per_node()), static_cast<Rank>(m * t.ranks_per_node()), route);
+          t.route_nodes(static_cast<Rank>(n), static_cast<Rank>(m), route);
           if (route.size() != 1 || drawn[route[0]]) continue;
           drawn[route[0]] = true;
           ++drawn_links;

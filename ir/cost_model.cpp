@@ -199,7 +199,8 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
   // Fan-out per rank; bytes out of and into each node over the network (a node's ranks share its
   // port, its NIC; with one rank per node a node is a rank).
   std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0);
-  std::vector<Bytes> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
+  const std::size_t nodes = static_cast<std::size_t>(topo.node_slots(m.ranks));
+  std::vector<Bytes> out(nodes, 0), in(nodes, 0);
   bool any = false, intra = false, inter = false;
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j || b == 0) return;

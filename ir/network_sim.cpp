@@ -199,10 +199,12 @@ class Simulation {
     cpu_.assign(p, 0);
     finish_.assign(p, 0);
     eager_out_.assign(p, 0);
-    up_.assign(p, {});
-    down_.assign(p, {});
-    in_flows_.assign(p, 0);
-    seen_.assign(p, 0);
+    // Indexed by node (a node map may number hosts beyond p).
+    const std::size_t nodes = static_cast<std::size_t>(topo_.node_slots(p_));
+    up_.assign(nodes, {});
+    down_.assign(nodes, {});
+    in_flows_.assign(nodes, 0);
+    seen_.assign(nodes, 0);
     resources_ = 2 * static_cast<std::int64_t>(p) + (topo_.kind() == Topology::Kind::full ? 0 : topo_.link_count());
     res_users_.assign(static_cast<std::size_t>(resources_), {});
   }

@@ -8,17 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
+#include <unordered_map>
 
 namespace commfit {
-
-Rank block_ranks_per_node(std::span<const Rank> first) {
-  const Rank size = static_cast<Rank>(first.size());
-  const Rank per = static_cast<Rank>(std::count(first.begin(), first.end(), 0));
-  if (per <= 1 || per >= size) return 1;
-  for (Rank r = 0; r < size; ++r)
-    if (first[static_cast<std::size_t>(r)] != r / per * per) return 1;
-  return per;
-}
 
 // Builds topologies for parse/from_json (a friend, so Topology keeps no public setters).
 struct TopologyBuilder {
@@ -115,9 +108,32 @@ std::string join(const std::vector<std::int64_t>& v, const char* sep) {
   return s;
 }
 
+// The LIST of +map:LIST: node numbers, "n*k" for k ranks on node n. At most kMaxNodeMapRanks
+// entries in all, counted before anything is allocated.
+template <class Fail>
+std::vector<Rank> parse_node_map(std::string_view list, Fail fail) {
+  const std::vector<std::string_view> items = split(list, ',');
+  std::int64_t total = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  for (std::string_view item : items) {
+    const std::size_t star = item.find('*');
+    const std::int64_t node = parse_count(item.substr(0, star));
+    const std::int64_t k = star == std::string_view::npos ? 1 : parse_count(item.substr(star + 1));
+    if (node < 0 || node >= kMaxTopologyRanks || k < 1)
+      fail("\"" + std::string(item) + "\" in +map: is not a node number or n*k (k >= 1 ranks on node n)");
+    if (k > kMaxNodeMapRanks - total) fail("+map: places more than " + std::to_string(kMaxNodeMapRanks) + " ranks");
+    total += k;
+    runs.emplace_back(node, k);
+  }
+  std::vector<Rank> map;
+  map.reserve(static_cast<std::size_t>(total));
+  for (const auto& [node, k] : runs) map.insert(map.end(), static_cast<std::size_t>(k), static_cast<Rank>(node));
+  return map;
+}
+
 const char* const kSpecHelp =
     "expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
-    "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN";
+    "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN or +map:LIST";
 
 // The JSON object form of a dragonfly: its dims in order.
 constexpr const char* kDragonflyFields[] = {"groups", "blue_links", "chassis", "black_links", "blades", "green_links", "nodes_per_blade"};
@@ -175,11 +191,21 @@ Topology Topology::parse(const std::string& spec) {
   auto fail = [&](const std::string& m) { throw UsageError("topology \"" + spec + "\": " + m); };
   std::string_view s = spec;
   std::int64_t per_node = 1;
+  std::optional<std::vector<Rank>> map;
   if (const std::size_t plus = s.find('+'); plus != std::string_view::npos) {
     const std::string_view suffix = s.substr(plus + 1);
-    if (suffix.substr(0, 4) != "node" || (per_node = parse_count(suffix.substr(4))) < 1)
-      fail("the suffix must be +nodeN with N >= 1 ranks per node");
+    if (suffix.substr(0, 4) == "map:") map = parse_node_map(suffix.substr(4), fail);
+    else if (suffix.substr(0, 4) != "node" || (per_node = parse_count(suffix.substr(4))) < 1)
+      fail("the suffix must be +nodeN with N >= 1 ranks per node, or +map:LIST");
     s = s.substr(0, plus);
+  }
+  if (map) {
+    const Topology base = parse(std::string(s));
+    try {
+      return base.with_node_map(std::move(*map));
+    } catch (const UsageError& e) {
+      fail(std::string("+map: ") + e.what());
+    }
   }
   const std::size_t colon = s.find(':');
   const std::string_view name = s.substr(0, colon);
@@ -258,9 +284,29 @@ Topology Topology::from_json(const nlohmann::json& j) {
   if (j.is_string()) return parse(j.get<std::string>());
   if (!j.is_object()) throw UsageError("expected a topology spec string or an object");
   auto fail = [](const std::string& place, const std::string& m) { throw UsageError(place + ": " + m); };
+  if (j.contains("node_map")) {
+    const nlohmann::json& v = j.at("node_map");
+    if (!v.is_array() || v.empty() || v.size() > static_cast<std::size_t>(kMaxNodeMapRanks))
+      fail("/node_map", "expected an array of 1 to " + std::to_string(kMaxNodeMapRanks) + " node numbers, one per rank");
+    if (j.contains("ranks_per_node")) fail("/node_map", "give ranks_per_node or node_map, not both");
+    std::vector<Rank> map(v.size());
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      if (!v[r].is_number_integer() || v[r].get<std::int64_t>() < 0 || v[r].get<std::int64_t>() >= kMaxTopologyRanks)
+        fail("/node_map/" + std::to_string(r), "expected a node number from 0 to " + std::to_string(kMaxTopologyRanks - 1));
+      map[r] = static_cast<Rank>(v[r].get<std::int64_t>());
+    }
+    nlohmann::json rest = j;
+    rest.erase("node_map");
+    const Topology base = from_json(rest);
+    try {
+      return base.with_node_map(std::move(map));
+    } catch (const UsageError& e) {
+      fail("/node_map", e.what());
+    }
+  }
   for (const auto& [key, value] : j.items())
     if (key != "kind" && key != "dimension" && key != "dims" && key != "levels" && key != "down" &&
-        key != "up" && key != "parallel" && key != "ranks_per_node" && !is_dragonfly_field(key))
+        key != "up" && key != "parallel" && key != "ranks_per_node" && key != "node_map" && !is_dragonfly_field(key))
       fail("/" + key, "unknown field");
   auto count = [&](const nlohmann::json& v, const std::string& place, std::int64_t lo, std::int64_t hi) {
     if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
@@ -282,7 +328,7 @@ Topology Topology::from_json(const nlohmann::json& j) {
   const std::int64_t per_node = j.contains("ranks_per_node") ? count(j.at("ranks_per_node"), "/ranks_per_node", 1, kMaxTopologyRanks) : 1;
   auto only = [&](std::initializer_list<const char*> allowed) {
     for (const auto& [key, value] : j.items()) {
-      bool ok = key == "kind" || key == "ranks_per_node";
+      bool ok = key == "kind" || key == "ranks_per_node" || key == "node_map";
       for (const char* a : allowed) ok = ok || key == a;
       if (!ok) fail("/" + key, "not a field of a " + kind + " topology");
     }
@@ -341,7 +387,8 @@ nlohmann::ordered_json Topology::to_json() const {
       for (std::size_t k = 0; k < dims_.size(); ++k) j[kDragonflyFields[k]] = dims_[k];
       break;
   }
-  if (per_node_ != 1) j["ranks_per_node"] = per_node_;
+  if (map_) j["node_map"] = *map_;
+  else if (per_node_ != 1) j["ranks_per_node"] = per_node_;
   return j;
 }
 
@@ -361,7 +408,17 @@ std::string Topology::spec() const {
            std::to_string(dims_[3]) + ";" + std::to_string(dims_[4]) + "," + std::to_string(dims_[5]) + ";" + std::to_string(dims_[6]);
       break;
   }
-  if (per_node_ != 1) s += "+node" + std::to_string(per_node_);
+  if (map_) {
+    s += "+map:";
+    for (std::size_t r = 0; r < map_->size();) {
+      std::size_t k = r;
+      while (k < map_->size() && (*map_)[k] == (*map_)[r]) ++k;
+      s += (r ? "," : "") + std::to_string((*map_)[r]) + (k - r > 1 ? "*" + std::to_string(k - r) : "");
+      r = k;
+    }
+  } else if (per_node_ != 1) {
+    s += "+node" + std::to_string(per_node_);
+  }
   return s;
 }
 
@@ -373,7 +430,55 @@ const std::vector<std::int64_t>& Topology::fattree_down() const { return fattree
 const std::vector<std::int64_t>& Topology::fattree_up() const { return fattree_ ? fattree_->up : kNone; }
 const std::vector<std::int64_t>& Topology::fattree_parallel() const { return fattree_ ? fattree_->parallel : kNone; }
 
+Topology placement_machine(std::span<const Rank> first) {
+  const Rank size = static_cast<Rank>(first.size());
+  const Rank per = static_cast<Rank>(std::count(first.begin(), first.end(), 0));
+  Rank nodes = 0, most = 0;
+  std::vector<Rank> count(first.size(), 0);
+  for (Rank f : first)
+    if (f >= 0 && f < size) {
+      nodes += count[static_cast<std::size_t>(f)] == 0;
+      most = std::max(most, ++count[static_cast<std::size_t>(f)]);
+    }
+  if (nodes < 2 || most < 2) return Topology();
+  bool blocks = per > 1;
+  for (Rank r = 0; r < size && blocks; ++r) blocks = first[static_cast<std::size_t>(r)] == r / per * per;
+  if (blocks) return Topology::parse("full+node" + std::to_string(per));
+  return Topology().with_node_map(std::vector<Rank>(first.begin(), first.end()));
+}
+
+Topology Topology::with_node_map(std::vector<Rank> node_of) const {
+  auto fail = [&](const std::string& m) { throw UsageError(m); };
+  if (per_node_ != 1 || map_) fail("the machine " + spec() + " already places its ranks: give +nodeN or a node map, not both");
+  if (node_of.empty()) fail("it places no rank");
+  if (static_cast<std::int64_t>(node_of.size()) > kMaxNodeMapRanks)
+    fail("it places more than " + std::to_string(kMaxNodeMapRanks) + " ranks");
+  Topology t = *this;
+  if (kind_ == Kind::full) {   // no host has a place: number the nodes by first appearance
+    std::unordered_map<Rank, Rank> number;
+    for (Rank& n : node_of) {
+      if (n < 0) fail("a node number is negative");
+      n = number.try_emplace(n, static_cast<Rank>(number.size())).first->second;
+    }
+  } else {
+    for (std::size_t r = 0; r < node_of.size(); ++r)
+      if (node_of[r] < 0 || node_of[r] >= nodes_)
+        fail("rank " + std::to_string(r) + " is on node " + std::to_string(node_of[r]) + ", but " + spec() + " has nodes 0 to " +
+             std::to_string(nodes_ - 1));
+  }
+  std::vector<Rank> count;
+  for (Rank n : node_of) {
+    if (static_cast<std::size_t>(n) >= count.size()) count.resize(static_cast<std::size_t>(n) + 1, 0);
+    t.per_node_ = std::max(t.per_node_, ++count[static_cast<std::size_t>(n)]);
+  }
+  t.map_nodes_ = static_cast<Rank>(count.size());
+  t.map_ = std::make_shared<const std::vector<Rank>>(std::move(node_of));
+  return t;
+}
+
 void Topology::check_ranks(Rank p) const {
+  if (map_ && p != ranks())
+    throw UsageError("the node map places " + std::to_string(ranks()) + " ranks but the matrix has " + std::to_string(p));
   if (kind_ != Kind::full && p > ranks())
     throw UsageError("topology " + spec() + " has " + std::to_string(ranks()) + " ranks (" +
                      std::to_string(nodes_) + " nodes x " + std::to_string(per_node_) +
@@ -382,9 +487,13 @@ void Topology::check_ranks(Rank p) const {
 
 void Topology::route(Rank a, Rank b, std::vector<std::int64_t>& links) const {
   links.clear();
-  commfit_assert(a >= 0 && b >= 0 && (kind_ == Kind::full || (a < ranks() && b < ranks())),
+  commfit_assert(a >= 0 && b >= 0 && ((kind_ == Kind::full && !map_) || (a < ranks() && b < ranks())),
                  "Topology::route", "rank out of range for " + spec());
-  const Rank u = a / per_node_, v = b / per_node_;
+  route_nodes(node_of(a), node_of(b), links);
+}
+
+void Topology::route_nodes(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+  links.clear();
   if (u == v) return;
   switch (kind_) {
     case Kind::full: return;

@@ -16,14 +16,19 @@
 //                              3.32's DragonflyZone (minimal routing, its quirks included); a
 //                              bundle of k links is one link k times as wide (link_width)
 //   any of them + "+nodeN"     N consecutive ranks share a node; messages inside a node use no link
+//   any of them + "+map:LIST"  a node map: rank r sits on node LIST[r] (a host of the machine; on
+//                              full any numbering, kept canonical by first appearance), for
+//                              placements +nodeN cannot describe (round robin, uneven nodes); "n*k"
+//                              in LIST stands for k ranks on node n
 // The JSON form (the matrix file's "topology" field) is either a spec string or an object such as
-// {"kind": "torus", "dims": [4, 4], "ranks_per_node": 4}.
+// {"kind": "torus", "dims": [4, 4], "ranks_per_node": 4} or {"kind": "full", "node_map": [0, 1, 0, 1]}.
 #pragma once
 
 #include "ir/comm_matrix.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,10 +41,13 @@ namespace detail {
 struct FatTree;   // ir/topology_fattree.cpp
 }
 
-// The N of +nodeN for a placement: `first[r]` is the lowest rank on rank r's node. N when the
-// ranks sit on two or more nodes in blocks of N > 1 consecutive ranks (the last block may be
-// smaller); 1 otherwise (one node, one rank per node, or a placement +nodeN cannot describe).
-Rank block_ranks_per_node(std::span<const Rank> first);
+class Topology;
+// The crossbar for a placement: `first[r]` is the lowest rank on rank r's node. full+nodeN when
+// the ranks sit on two or more nodes in blocks of N > 1 consecutive ranks (the last block may be
+// smaller); full with a node map when they sit on two or more nodes otherwise, some node holding
+// several (round robin, uneven nodes); full when there is nothing to aggregate (one node, one rank
+// per node).
+Topology placement_machine(std::span<const Rank> first);
 
 class Topology {
  public:
@@ -58,11 +66,20 @@ class Topology {
   Kind kind() const { return kind_; }
   static const char* kind_name(Kind k);
 
-  // Network nodes (hosts) and ranks = nodes * ranks_per_node; both 0 for full (any p).
+  // Network nodes (hosts) and ranks = nodes * ranks_per_node; both 0 for full (any p). With a node
+  // map, ranks() is the map's length and ranks_per_node() the most ranks any node holds.
   Rank nodes() const { return nodes_; }
-  Rank ranks() const { return nodes_ * per_node_; }
+  Rank ranks() const { return map_ ? static_cast<Rank>(map_->size()) : nodes_ * per_node_; }
   Rank ranks_per_node() const { return per_node_; }
-  Rank node_of(Rank r) const { return r / per_node_; }
+  Rank node_of(Rank r) const { return map_ ? (*map_)[static_cast<std::size_t>(r)] : r / per_node_; }
+  // The node of each rank when a node map places them; empty otherwise (+nodeN).
+  std::span<const Rank> node_map() const { return map_ ? std::span<const Rank>(*map_) : std::span<const Rank>(); }
+  // An upper bound on node_of(r) + 1 for the ranks r < p of a job: arrays indexed by node.
+  Rank node_slots(Rank p) const { return map_ ? std::max(p, map_nodes_) : p; }
+  // This machine with its ranks placed by `node_of` (one entry per rank: a host below nodes(), or on
+  // full any non-negative number, renumbered by first appearance). Throws UsageError saying what
+  // is wrong when the machine already has +nodeN or an entry is out of range.
+  Topology with_node_map(std::vector<Rank> node_of) const;
   // hypercube: {D}; mesh/torus: the sizes, lowest dimension first; fattree: empty; dragonfly:
   // {groups, blue links, chassis, black links, blades, green links, nodes per blade}.
   const std::vector<std::int64_t>& dims() const { return dims_; }
@@ -80,6 +97,8 @@ class Topology {
   // non-negative ranks for full).
   void route(Rank a, Rank b, std::vector<std::int64_t>& links) const;
   std::vector<std::int64_t> route(Rank a, Rank b) const;
+  // The same between nodes (hosts) u and v, 0 <= u, v < nodes().
+  void route_nodes(Rank u, Rank v, std::vector<std::int64_t>& links) const;
 
   // Link ids are in [0, link_count()); on a mesh some ids at the borders are never used.
   std::int64_t link_count() const;
@@ -104,6 +123,8 @@ class Topology {
   std::vector<std::int64_t> dims_;
   std::vector<std::int64_t> stride_;                  // mesh/torus: node index = sum coord_k * stride_k
   std::shared_ptr<const detail::FatTree> fattree_;   // immutable, shared by copies
+  std::shared_ptr<const std::vector<Rank>> map_;     // the node map, when one places the ranks
+  Rank map_nodes_ = 0;                                // 1 + the largest node in map_
 
   friend struct TopologyBuilder;
 };
@@ -113,5 +134,6 @@ inline constexpr std::int64_t kMaxTopologyNodes = std::int64_t{1} << 24;     // 
 inline constexpr std::int64_t kMaxFatTreeHosts = std::int64_t{1} << 20;
 inline constexpr std::int64_t kMaxFatTreeCables = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxTopologyRanks = std::int64_t{1} << 30;
+inline constexpr std::int64_t kMaxNodeMapRanks = std::int64_t{1} << 24;      // a node map's length
 
 }  // namespace commfit

@@ -12,9 +12,38 @@
 
 namespace commfit {
 
-NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p) {
-  const Rank first = node * ranks_per_node;
-  return {first, std::min(ranks_per_node, p - first)};
+NodeGroups::NodeGroups(const Topology& t, Rank p, Rank size) : group_(static_cast<std::size_t>(p)), local_(static_cast<std::size_t>(p)) {
+  commfit_assert(size >= 1 && p >= 0, "NodeGroups", "groups of fewer than one rank");
+  // Ranks by node (a stable counting sort: ascending within a node), then cut.
+  const Rank slots = t.node_slots(p);
+  std::vector<Rank> at(static_cast<std::size_t>(slots) + 1, 0);
+  for (Rank r = 0; r < p; ++r) ++at[static_cast<std::size_t>(t.node_of(r)) + 1];
+  for (std::size_t n = 1; n < at.size(); ++n) at[n] += at[n - 1];
+  std::vector<Rank> by_node(static_cast<std::size_t>(p));
+  for (Rank r = 0; r < p; ++r) by_node[static_cast<std::size_t>(at[static_cast<std::size_t>(t.node_of(r))]++)] = r;
+  // Each node's ranks, in order, to groups of `size`; a group is numbered by its lowest rank.
+  std::vector<std::pair<Rank, Rank>> cuts;   // (lowest rank, position in by_node of the group's first)
+  for (Rank k = 0; k < p;) {
+    const Rank node = t.node_of(by_node[static_cast<std::size_t>(k)]);
+    Rank end = k;
+    while (end < p && t.node_of(by_node[static_cast<std::size_t>(end)]) == node) ++end;
+    for (Rank g = k; g < end; g += size) cuts.emplace_back(by_node[static_cast<std::size_t>(g)], g);
+    k = end;
+  }
+  std::sort(cuts.begin(), cuts.end());
+  start_.push_back(0);
+  members_.reserve(static_cast<std::size_t>(p));
+  for (const auto& [lowest, first] : cuts) {
+    const Rank g = static_cast<Rank>(start_.size()) - 1;
+    const Rank node = t.node_of(lowest);
+    for (Rank k = first; k < p && k < first + size && t.node_of(by_node[static_cast<std::size_t>(k)]) == node; ++k) {
+      const Rank r = by_node[static_cast<std::size_t>(k)];
+      group_[static_cast<std::size_t>(r)] = g;
+      local_[static_cast<std::size_t>(r)] = k - first;
+      members_.push_back(r);
+    }
+    start_.push_back(static_cast<Rank>(members_.size()));
+  }
 }
 
 namespace {
@@ -26,10 +55,9 @@ namespace {
 // robin; with skewed ones no agent carries much more than its share.
 class Agents {
  public:
-  Agents(const CommMatrix& m, Rank per, Bytes direct_from) : p_(m.ranks), per_(per) {
-    const Rank nodes = (p_ + per - 1) / per;
+  Agents(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from) : groups_(groups), nodes_(static_cast<std::uint64_t>(groups.count())) {
     m.for_each([&](Rank i, Rank j, Bytes b) {
-      const Rank a = i / per, c = j / per;
+      const Rank a = groups.group_of(i), c = groups.group_of(j);
       if (a != c && !(direct_from > 0 && b >= direct_from)) pairs_.push_back({key(a, c), b, 0, 0});
     });
     // One entry per node pair, its bytes summed (for_each gives messages in (i, j) order).
@@ -41,8 +69,8 @@ class Agents {
     }
     pairs_.resize(n);
     // Speakers: per sending node; listeners: per receiving node.
-    assign([&](const Pair& q) { return q.key / static_cast<std::uint64_t>(nodes); }, &Pair::speaker);
-    assign([&](const Pair& q) { return q.key % static_cast<std::uint64_t>(nodes); }, &Pair::listener);
+    assign([&](const Pair& q) { return q.key / nodes_; }, &Pair::speaker);
+    assign([&](const Pair& q) { return q.key % nodes_; }, &Pair::listener);
   }
 
   // The speaking and listening ranks for node pair (a, c), a != c, with traffic.
@@ -60,10 +88,7 @@ class Agents {
     Rank speaker, listener;
   };
 
-  std::uint64_t key(Rank a, Rank c) const {
-    const std::uint64_t nodes = static_cast<std::uint64_t>((p_ + per_ - 1) / per_);
-    return static_cast<std::uint64_t>(a) * nodes + static_cast<std::uint64_t>(c);
-  }
+  std::uint64_t key(Rank a, Rank c) const { return static_cast<std::uint64_t>(a) * nodes_ + static_cast<std::uint64_t>(c); }
 
   // For each node (node_of a pair), its pairs by bytes descending, each to its least loaded rank.
   template <class NodeOf>
@@ -85,9 +110,9 @@ class Agents {
     std::vector<Load> heap;
     for (std::size_t k = 0; k < order.size();) {
       const Rank node = static_cast<Rank>(node_of(pairs_[order[k]]));
-      const NodeSpan span = node_span(node, per_, p_);
       heap.clear();
-      for (Rank r = span.first; r < span.first + span.n; ++r) heap.push_back({0, 0, r});
+      for (Rank r : groups_.members(node)) heap.push_back({0, 0, r});
+      std::make_heap(heap.begin(), heap.end(), std::greater<>());
       for (; k < order.size() && static_cast<Rank>(node_of(pairs_[order[k]])) == node; ++k) {
         std::pop_heap(heap.begin(), heap.end(), std::greater<>());
         Load& least = heap.back();
@@ -99,36 +124,38 @@ class Agents {
     }
   }
 
-  Rank p_, per_;
+  const NodeGroups& groups_;
+  std::uint64_t nodes_;
   std::vector<Pair> pairs_;
 };
 
 }  // namespace
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from, NodeSteps steps, Bytes ride_below) {
-  commfit_assert(ranks_per_node >= 1, "node_aggregate", "fewer than one rank per node");
-  const Rank p = m.ranks, per = ranks_per_node;
+Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from, NodeSteps steps, Bytes ride_below) {
+  commfit_assert(groups.ranks() == m.ranks, "node_aggregate", "groups of another number of ranks");
+  const Rank p = m.ranks;
+  auto group = [&](Rank r) { return groups.group_of(r); };
   // The route src -> a -> c -> dst; with two steps the sender is its own agent, so the network
   // hop comes first.
   const bool two = steps == NodeSteps::two;
   const Phase gather = 0, network = two ? 0 : 1, scatter = network + 1;
   std::optional<Agents> agents;
-  if (!two) agents.emplace(m, per, direct_from);
+  if (!two) agents.emplace(m, groups, direct_from);
   Schedule s;
   s.ranks = p;
   s.phases = 3;
   // 1. Messages between nodes, and the large ones.
   m.for_each([&](Rank i, Rank j, Bytes b) {
-    const Rank from_node = i / per, to_node = j / per;
+    const Rank from_node = group(i), to_node = group(j);
     if (i == j || from_node == to_node) return;
     const Piece piece{i, j, 0, b};
     if (direct_from > 0 && b >= direct_from) {
       s.transfers.push_back({network, i, j, piece});
       return;
     }
-    const NodeSpan src = node_span(from_node, per, p), dst = node_span(to_node, per, p);
     // a speaks for from_node to to_node, c listens on to_node.
-    const auto [a, c] = two ? std::pair{i, dst.first + (i - src.first) % dst.n} : agents->of(from_node, to_node);
+    const std::span<const Rank> dst = groups.members(to_node);
+    const auto [a, c] = two ? std::pair{i, dst[static_cast<std::size_t>(groups.local(i)) % dst.size()]} : agents->of(from_node, to_node);
     if (i != a) s.transfers.push_back({gather, i, a, piece});
     s.transfers.push_back({network, a, c, piece});
     if (c != j) s.transfers.push_back({scatter, c, j, piece});
@@ -139,11 +166,11 @@ Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_f
   hops.reserve(s.transfers.size());
   auto key = [p](Phase k, Rank i, Rank j) { return (static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(p) + static_cast<std::uint64_t>(i)) * static_cast<std::uint64_t>(p) + static_cast<std::uint64_t>(j); };
   for (const Transfer& t : s.transfers)
-    if (t.from / per == t.to / per) hops.push_back(key(t.phase, t.from, t.to));
+    if (group(t.from) == group(t.to)) hops.push_back(key(t.phase, t.from, t.to));
   std::sort(hops.begin(), hops.end());
   auto has = [&](Phase k, Rank i, Rank j) { return std::binary_search(hops.begin(), hops.end(), key(k, i, j)); };
   m.for_each([&](Rank i, Rank j, Bytes b) {
-    if (i == j || i / per != j / per) return;
+    if (i == j || group(i) != group(j)) return;
     const Phase k = b >= ride_below ? network : has(scatter, i, j) ? scatter : has(gather, i, j) ? gather : network;
     s.transfers.push_back({k, i, j, Piece{i, j, 0, b}});
   });

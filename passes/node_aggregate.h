@@ -5,7 +5,9 @@
 // routing (docs/TWO-STAGE.md): route through intermediaries chosen to cut the messages that cross
 // the network.
 //
-// Ranks sit on nodes of `ranks_per_node` consecutive ranks (the last node may be partly full).
+// Ranks sit on nodes, cut into aggregation groups (NodeGroups, below: a group is a node, or a part
+// of one); the pass treats each group as a node. On any placement: N consecutive ranks per node
+// (+nodeN, the last node maybe partly full) or a node map (round robin, uneven nodes).
 // A message between two nodes A != B goes in up to three hops, each a whole-message piece:
 //   phase 0, gather:  src -> a, the rank of A that speaks for A to B;
 //   phase 1, network: a -> b, the rank of B that listens for A; every byte from A to B crosses
@@ -28,12 +30,12 @@
 // overheads a message saves).
 //
 // Two steps (NodeSteps::two; Bienz-Gropp-Olson's two-step): every rank is an agent. src sends
-// straight to the rank of B with its own local index (modulo n_B), in phase 0, which forwards to
+// straight to the rank of B with its own local index (modulo n_B; ranks of a node in ascending order), in phase 0, which forwards to
 // dst in phase 1 (messages inside nodes as above). Between nodes A and B, at most n_A network
 // messages (phase 0): one per sending rank, each carrying everything it has for B; no third hop,
 // and no rank idle in the network phase.
 //
-// Needs: ranks_per_node >= 1 (1 gives the direct exchange in one phase). Guarantees: every network
+// Needs: groups of the matrix's ranks (groups of 1 give the direct exchange in one phase). Guarantees: every network
 // message's bytes travel its route once, whole (the verifier's delivery and holding rules); at most
 // three phases, empty ones dropped; between any two nodes, one aggregated message per direction
 // (phase 1), and no other message crosses between them but the direct ones (>= direct_from); no contention rule (a phase-0
@@ -42,18 +44,40 @@
 
 #include "ir/comm_matrix.h"
 #include "ir/schedule.h"
+#include "ir/topology.h"
+
+#include <span>
+#include <vector>
 
 namespace commfit {
 
 enum class NodeSteps { three, two };
 
-Schedule node_aggregate(const CommMatrix& m, Rank ranks_per_node, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
-                        Bytes ride_below = 0);
+// The aggregation groups of a p-rank job: each node's ranks, ascending, cut into groups of `size`
+// consecutive ones of them (the last group of a node may be smaller), numbered by their lowest
+// rank. Ranks of a group share a node; with +nodeN and size N a group is a node, and rank r's is
+// r / N. The pass treats each group as a node.
+class NodeGroups {
+ public:
+  // Groups of `size` (>= 1) on the nodes of `t` (its +nodeN or node map).
+  NodeGroups(const Topology& t, Rank p, Rank size);
+  // N consecutive ranks per node (the last node may be partly full), whole nodes.
+  static NodeGroups blocks(Rank p, Rank ranks_per_node) { return NodeGroups(Topology::parse("full+node" + std::to_string(ranks_per_node)), p, ranks_per_node); }
 
-// The ranks of node `node` of a p-rank job with `ranks_per_node` ranks per node: [first, first + n).
-struct NodeSpan {
-  Rank first = 0, n = 0;
+  Rank ranks() const { return static_cast<Rank>(group_.size()); }
+  Rank count() const { return static_cast<Rank>(start_.size()) - 1; }
+  Rank group_of(Rank r) const { return group_[static_cast<std::size_t>(r)]; }
+  Rank local(Rank r) const { return local_[static_cast<std::size_t>(r)]; }   // r's index in its group
+  std::span<const Rank> members(Rank g) const {
+    return std::span<const Rank>(members_).subspan(static_cast<std::size_t>(start_[static_cast<std::size_t>(g)]),
+                                                   static_cast<std::size_t>(start_[static_cast<std::size_t>(g) + 1] - start_[static_cast<std::size_t>(g)]));
+  }
+
+ private:
+  std::vector<Rank> group_, local_, start_, members_;
 };
-NodeSpan node_span(Rank node, Rank ranks_per_node, Rank p);
+
+Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
+                        Bytes ride_below = 0);
 
 }  // namespace commfit

@@ -22,6 +22,7 @@ struct CompareCommand {
   std::string matrix;
   std::optional<MatrixFormat> input_format;
   std::string topology;
+  std::string node_map;
   CLI::Option* tau = nullptr;
   CLI::Option* bandwidth = nullptr;
   std::shared_ptr<NetworkFlags> network;
@@ -35,7 +36,7 @@ int run_compare(const CompareCommand& c) {
   PlanOptions o = c.plan;
   o.threads = threads_or_default(c.threads);
   const MatrixFile in = read_matrix(c.matrix, c.input_format);
-  apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   apply_network_flags(*c.network, o.cost.network);
   PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
   every.strategy = "auto";
@@ -74,7 +75,8 @@ void add_compare_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<CompareCommand>();
   CLI::App* sub = app.add_subcommand("compare", "Plan every candidate strategy and print the table --strategy auto chooses from");
   add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
-  sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN");
+  sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN or +map:LIST");
+  add_node_map_option(sub, c->node_map);
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();

@@ -37,6 +37,7 @@ struct PlanCommand {
   std::optional<Bytes> memory;
   std::string memory_file;
   std::string topology;
+  std::string node_map;
   std::optional<std::uint64_t> max_memory;   // default: planner/limits.h default_memory_limit()
   std::optional<int> threads;                // default: planner/limits.h usable_cpus()
   CLI::Option* tau = nullptr;
@@ -130,7 +131,7 @@ int run_plan(const PlanCommand& c) {
       throw InputError(c.memory_file, "", "expected " + std::to_string(in.matrix.ranks) + " byte counts (one per rank), got " + std::to_string(o.memory.size()));
   }
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
-  apply_file_defaults(in, c.matrix, {c.topology, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
   apply_network_flags(*c.network, o.cost.network);
   // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
   check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
@@ -207,7 +208,8 @@ void add_plan_command(CLI::App& app, Runner& run) {
                   sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange, or with a unit (8MiB, 1.5GB; overrides the matrix's \"memory\")")
                       ->transform(quantity_transform(Quantity::bytes, true)));
   strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
-  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, dragonfly:G,b;C,k;B,g;N, each +nodeN");
+  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, dragonfly:G,b;C,k;B,g;N, each +nodeN or +map:LIST");
+  add_node_map_option(sub, c->node_map);
   sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
   c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
   c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();

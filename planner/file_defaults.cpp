@@ -2,6 +2,11 @@
 
 #include "ir/error.h"
 
+#include <cctype>
+#include <fstream>
+#include <algorithm>
+#include <unordered_map>
+
 namespace commfit {
 
 void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o) {
@@ -18,6 +23,67 @@ void apply_file_defaults(const MatrixFile& in, const std::string& path, const Co
       throw InputError(path, "/topology", e.what());
     }
   }
+  if (!cli.node_map.empty()) {
+    std::vector<Rank> map = read_node_map(cli.node_map);
+    if (static_cast<Rank>(map.size()) != in.matrix.ranks)
+      throw InputError(cli.node_map, "", "the node map places " + std::to_string(map.size()) + " ranks but the matrix " + path + " has " +
+                                             std::to_string(in.matrix.ranks));
+    try {
+      o.topology = o.topology.with_node_map(std::move(map));
+    } catch (const UsageError& e) {
+      throw InputError(cli.node_map, "", e.what());
+    }
+  }
+}
+
+std::vector<Rank> read_node_map(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "", "cannot open the node map");
+  return read_node_map(f, path);
+}
+
+std::vector<Rank> read_node_map(std::istream& f, const std::string& path) {
+  std::vector<std::string> names;   // entries as written, then numbered
+  std::vector<std::int64_t> lines;
+  std::string line;
+  constexpr std::size_t kMaxName = 255;
+  for (std::int64_t n = 1; std::getline(f, line); ++n) {
+    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    for (std::size_t k = 0; k < line.size();) {
+      if (std::isspace(static_cast<unsigned char>(line[k]))) {
+        ++k;
+        continue;
+      }
+      std::size_t end = k;
+      while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
+      if (end - k > kMaxName) throw InputError(path, "line " + std::to_string(n), "an entry longer than " + std::to_string(kMaxName) + " characters");
+      if (static_cast<std::int64_t>(names.size()) >= kMaxNodeMapRanks)
+        throw InputError(path, "line " + std::to_string(n), "more than " + std::to_string(kMaxNodeMapRanks) + " ranks");
+      names.push_back(line.substr(k, end - k));
+      lines.push_back(n);
+      k = end;
+    }
+  }
+  if (f.bad()) throw InputError(path, "", "read error");
+  if (names.empty()) throw InputError(path, "", "the node map places no rank (one entry per rank, in rank order)");
+  // All numbers: node numbers as written. Otherwise names, numbered by first appearance.
+  auto number = [](const std::string& s) {
+    return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  std::vector<Rank> map(names.size());
+  if (std::all_of(names.begin(), names.end(), number)) {
+    for (std::size_t r = 0; r < names.size(); ++r) map[r] = static_cast<Rank>(std::stol(names[r]));
+  } else {
+    std::unordered_map<std::string, Rank> id;
+    for (std::size_t r = 0; r < names.size(); ++r) map[r] = id.try_emplace(names[r], static_cast<Rank>(id.size())).first->second;
+  }
+  return map;
+}
+
+void add_node_map_option(CLI::App* sub, std::string& path) {
+  sub->add_option("--node-map", path,
+                  "Place the ranks by FILE: one node number or host name per rank, in rank order (for placements +nodeN cannot "
+                  "describe: round robin, uneven nodes; docs/FORMAT.md \"Node maps\")");
 }
 
 void add_matrix_argument(CLI::App* sub, std::string& path, std::optional<MatrixFormat>& format, const std::string& what) {

@@ -7,20 +7,34 @@
 
 #include <CLI/CLI.hpp>
 
+#include <istream>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace commfit {
 
 struct CommandLineMachine {
   std::string topology;         // --topology (empty: not given)
+  std::string node_map;         // --node-map FILE (empty: not given)
   bool tau_given = false;       // --tau given
   bool bandwidth_given = false; // --bandwidth given
 };
 
-// Sets o.topology and o.cost from the command line, else from the file `path` read into `in`.
-// A bad "topology" in the file is an InputError naming the file and /topology.
+// Sets o.topology and o.cost from the command line, else from the file `path` read into `in`,
+// then places the ranks by the --node-map file, if given. A bad "topology" in the file is an
+// InputError naming the file and /topology; a bad node map one naming the map file and the line.
 void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o);
+
+// A node map file (docs/FORMAT.md "Node maps"): one entry per rank, in rank order, separated by
+// white space; '#' starts a comment to the end of its line. Entries are node numbers, or names
+// (a host name each, as `mpirun --display-map` or `hostname` on each rank prints them) that are
+// numbered by first appearance. Throws InputError naming the file and the line.
+std::vector<Rank> read_node_map(const std::string& path);
+std::vector<Rank> read_node_map(std::istream& in, const std::string& path);   // the text, read from `in`
+
+// --node-map FILE of plan and compare.
+void add_node_map_option(CLI::App* sub, std::string& path);
 
 // The MATRIX argument of plan, verify, stats and compare ("what" says what it is) and its
 // --input-format json|mtx, which overrides the format read_matrix tells from the content.

@@ -1,10 +1,11 @@
 // Strategy "node" (node-aware aggregation, passes/node_aggregate.h): on a machine with several
-// ranks per node (--topology ...+nodeN), messages between nodes are gathered to one rank of the
-// sending node per receiving node, cross the network as one message per node pair, and are
-// scattered on arrival (--steps 3; --steps 2: each rank sends to its counterpart on the other
-// node, which scatters); messages inside a node, and messages large enough that their bytes cost
-// more than their start-up, go directly (small ones inside a node in a hop's message). Fewer, larger network messages: it pays where
-// per-message costs dominate (small messages, high fan-out, many ranks per node).
+// ranks per node (--topology ...+nodeN, or a node map: --node-map FILE, +map:LIST), messages
+// between nodes are gathered to one rank of the sending node per receiving node, cross the
+// network as one message per node pair, and are scattered on arrival (--steps 3; --steps 2: each
+// rank sends to its counterpart on the other node, which scatters); messages inside a node, and
+// messages large enough that their bytes cost more than their start-up, go directly (small ones
+// inside a node in a hop's message). Fewer, larger network messages: it pays where per-message
+// costs dominate (small messages, high fan-out, many ranks per node).
 #include "passes/node_aggregate.h"
 #include "ir/error.h"
 #include "ir/cost_model.h"
@@ -26,8 +27,8 @@ constexpr OptionEntry kOptions[] = {{StrategyOption::steps, kSteps}};
 StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   const Rank per = o.topology.ranks_per_node();
   if (per < 2)
-    throw UsageError("strategy node needs several ranks per node: give the machine as --topology SPEC+nodeN (e.g. full+node16; the "
-                     "topology is " + o.topology.spec() + ")");
+    throw UsageError("strategy node needs several ranks per node: give the machine as --topology SPEC+nodeN (e.g. full+node16) or "
+                     "a --node-map (the topology is " + o.topology.spec() + ")");
   // A message is worth aggregating while the two extra hops of its bytes (2 b / bandwidth) cost less
   // than the start-up it saves (tau): below tau x bandwidth / 2 bytes (10 kB at the defaults).
   const Bytes direct_from = std::max<Bytes>(1, static_cast<Bytes>(o.cost.tau_s * o.cost.bandwidth_Bps / 2));
@@ -41,16 +42,17 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   out.options["steps"] = o.steps;
   const NodeSteps steps = o.steps == "2" ? NodeSteps::two : NodeSteps::three;   // check_choices: "3" or "2"
   // Aggregation groups: the node, or a part of it (N / 2, N / 4, ... while whole and >= 2 ranks;
-  // groups of consecutive ranks never straddle a node). Smaller groups send more, smaller network
-  // messages but shorten the scatter inside the node, which can win when the NIC is the
-  // bottleneck anyway (MPI Advance's locality-aware alltoall splits a node into groups of 4). The
-  // network model prices each (ir/network_sim.h), and the cheapest is kept; ties to the larger.
+  // N is the most ranks on any node, and a group never straddles nodes: NodeGroups). Smaller
+  // groups send more, smaller network messages but shorten the scatter inside the node, which can
+  // win when the NIC is the bottleneck anyway (MPI Advance's locality-aware alltoall splits a node
+  // into groups of 4). The network model prices each (ir/network_sim.h), and the cheapest is
+  // kept; ties to the larger.
   Rank chosen = per;
   out.schedule = passes.run(Pass::node_aggregate, [&] {
     Schedule best;
     double best_s = 0;
     for (Rank group = per; group >= 2; group /= 2) {
-      Schedule s = node_aggregate(m, group, direct_from, steps, ride_below);
+      Schedule s = node_aggregate(m, NodeGroups(o.topology, m.ranks, group), direct_from, steps, ride_below);
       const double cost = plan_estimate_s(lower(s, m), m, o.cost, o.topology);
       if (group == per || cost < best_s) {
         best = std::move(s);

@@ -196,7 +196,7 @@ CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std
   return m;
 }
 
-int detect_ranks_per_node(MPI_Comm comm) {
+Topology detect_nodes(MPI_Comm comm) {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -207,7 +207,7 @@ int detect_ranks_per_node(MPI_Comm comm) {
   std::vector<Rank> firsts(static_cast<std::size_t>(size));
   const Rank mine = first;
   MPI_Allgather(&mine, 1, MPI_INT32_T, firsts.data(), 1, MPI_INT32_T, comm);
-  return static_cast<int>(block_ranks_per_node(firsts));
+  return placement_machine(firsts);
 }
 
 Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
@@ -229,7 +229,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
   CommMatrix m = gather_matrix(comm, sendbytes, recvbytes, root);
   std::string local, root_error;
   // A machine given in options.plan (C++ callers fill it directly) is kept as given.
-  const int per_node = options.detect_nodes && options.plan.topology == Topology() ? detect_ranks_per_node(comm) : 1;
+  const Topology nodes = options.detect_nodes && options.plan.topology == Topology() ? detect_nodes(comm) : Topology();
 
   // The root plans; anything it throws becomes every rank's error.
   Plan plan;
@@ -238,7 +238,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
       {
         PlanOptions po = options.plan;
         if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
-        if (per_node > 1) po.topology = Topology::parse("full+node" + std::to_string(per_node));
+        if (nodes.ranks_per_node() > 1) po.topology = nodes;
         plan = make_plan(m, po);
         if (!options.keep.empty()) {
           const std::filesystem::path dir(options.keep);

@@ -617,3 +617,41 @@ TEST_CASE("cli_threads_must_be_positive") {
   CHECK(!fs::exists(scratch_dir() / "none.plan"));
   CHECK(commfit("compare threads_u.json --threads 3").status == 0);
 }
+
+// --node-map FILE: host names one per rank (round robin here), planned for full+map:..., verified
+// against the plan's own topology; the same map as numbers gives the same plan; bad maps exit 2
+// naming the file and the line, with no plan written.
+TEST_CASE("cli_node_map") {
+  std::ofstream(scratch_dir() / "hosts.txt") << "# rank -> host, as mpirun --map-by node places 8 ranks on 2 nodes\n"
+                                                "cn017\ncn018\ncn017\ncn018\ncn017 cn018\ncn017\ncn018  # the last\n";
+  std::ofstream(scratch_dir() / "numbers.txt") << "0 1 0 1 0 1 0 1\n";
+  std::ofstream(scratch_dir() / "dense8.json") << R"({"format": "commfit-matrix", "version": 1, "ranks": 8, "messages": [)"
+                                                  R"([0,1,64],[0,2,64],[0,3,64],[1,0,64],[1,5,64],[2,7,64],[3,4,64],[4,1,64],[5,6,64],[6,0,64],[7,2,64],[7,3,64]]})";
+  REQUIRE(commfit("plan -q dense8.json --strategy node --node-map hosts.txt -o map1.plan").status == 0);
+  const std::string manifest = slurp(scratch_dir() / "map1.plan" / "manifest.json");
+  CHECK(manifest.find("\"topology\": \"full+map:0,1,0,1,0,1,0,1\"") != std::string::npos);
+  CHECK(manifest.find("\"ranks_per_node\": 4") != std::string::npos);
+  CHECK(commfit("verify dense8.json map1.plan").status == 0);
+  REQUIRE(commfit("plan -q dense8.json --strategy node --node-map numbers.txt -o map2.plan").status == 0);
+  CHECK(plan_files(scratch_dir() / "map1.plan") == plan_files(scratch_dir() / "map2.plan"));
+  REQUIRE(commfit("plan -q dense8.json --strategy node --topology full+map:0,1,0,1,0,1,0,1 -o map3.plan").status == 0);
+  CHECK(plan_files(scratch_dir() / "map1.plan") == plan_files(scratch_dir() / "map3.plan"));
+  CHECK(commfit("plan -q dense8.json --node-map hosts.txt -o auto.plan").status == 0);
+  // Errors: a missing file, a map of another length, +nodeN and a map at once, a host beyond a network's.
+  std::ofstream(scratch_dir() / "short.txt") << "0 1 0\n";
+  std::ofstream(scratch_dir() / "long.txt") << "0\n" << std::string(300, 'x') << "\n";
+  const std::pair<const char*, const char*> bad[] = {
+      {"--node-map nowhere.txt", "commfit: error: nowhere.txt: cannot open the node map"},
+      {"--node-map short.txt", "commfit: error: short.txt: the node map places 3 ranks but the matrix dense8.json has 8"},
+      {"--node-map long.txt", "commfit: error: long.txt: line 2: an entry longer than 255 characters"},
+      {"--node-map numbers.txt --topology full+node2", "commfit: error: numbers.txt: the machine full+node2 already places its ranks"},
+      {"--node-map numbers.txt --topology torus:1", "commfit: error: numbers.txt: rank 1 is on node 1, but torus:1 has nodes 0 to 0"},
+  };
+  for (const auto& [args, message] : bad) {
+    CAPTURE(args);
+    const Result r = commfit(std::string("plan dense8.json --strategy node -o bad.plan ") + args);
+    CHECK(r.status == 2);
+    CHECK(r.err.starts_with(message));
+    CHECK(!fs::exists(scratch_dir() / "bad.plan"));
+  }
+}

@@ -15,6 +15,7 @@
 //     and the others never in such a phase.
 #include "ir/cost_model.h"
 #include "ir/error.h"
+#include "ir/random.h"
 #include "passes/lower.h"
 #include "passes/node_aggregate.h"
 #include "passes/verify.h"
@@ -34,12 +35,13 @@ using namespace commfit;
 
 namespace {
 
-void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
-                    Bytes ride_below = 0) {
+void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string& what, Bytes direct_from = 0,
+                    NodeSteps steps = NodeSteps::three, Bytes ride_below = 0) {
   const bool two = steps == NodeSteps::two;
   INFO(what << ", direct from " << direct_from << (two ? ", two steps" : ", three steps") << ", ride below " << ride_below);
-  const Rank p = m.ranks;
-  const Schedule s = node_aggregate(m, per, direct_from, steps, ride_below);
+  auto node = [&](Rank r) { return g.group_of(r); };
+  auto size = [&](Rank n) { return static_cast<Rank>(g.members(n).size()); };
+  const Schedule s = node_aggregate(m, g, direct_from, steps, ride_below);
   auto direct = [&](Bytes b) { return direct_from > 0 && b >= direct_from; };
   CHECK(s.phases <= (two ? 2u : 3u));
   // The lowered plan: delivery, holding, matching, staging (no contention rule).
@@ -62,7 +64,7 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j) return;
     const auto& h = hops[{i, j}];
-    const Rank A = i / per, B = j / per;
+    const Rank A = node(i), B = node(j);
     if (A == B || direct(b)) {
       REQUIRE(h.size() == 1);
       CHECK((h[0]->from == i && h[0]->to == j));
@@ -76,16 +78,17 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
       return;
     }
     expected[{A, B}] += b;
-    const NodeSpan sa = node_span(A, per, p), sb = node_span(B, per, p);
     // Three steps: the agents are the ends of the hop that crosses nodes; one pair per node pair.
-    Rank a = i, c = sb.first + (i - sa.first) % sb.n;
+    // Two: the counterpart of i on B, by their places in their nodes.
+    Rank a = i, c = g.members(B)[static_cast<std::size_t>(g.local(i) % size(B))];
+    CHECK(g.members(A)[static_cast<std::size_t>(g.local(i))] == i);
     if (!two) {
-      const auto cross = std::find_if(h.begin(), h.end(), [&](const Transfer* t) { return t->from / per != t->to / per; });
+      const auto cross = std::find_if(h.begin(), h.end(), [&](const Transfer* t) { return node(t->from) != node(t->to); });
       REQUIRE(cross != h.end());
       a = (*cross)->from;
       c = (*cross)->to;
-      CHECK(a / per == A);
-      CHECK(c / per == B);
+      CHECK(node(a) == A);
+      CHECK(node(c) == B);
       const auto it = agents.try_emplace({A, B}, std::pair{a, c}).first;
       CHECK(it->second == std::pair{a, c});
     }
@@ -100,13 +103,13 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
     }
   });
   for (const Transfer& t : s.transfers)
-    if (t.from / per != t.to / per && !direct(t.piece.bytes)) {
-      node_pairs[{t.from / per, t.to / per}].insert({t.from, t.to});
-      crossing[{t.from / per, t.to / per}] += t.piece.bytes;
+    if (node(t.from) != node(t.to) && !direct(t.piece.bytes)) {
+      node_pairs[{node(t.from), node(t.to)}].insert({t.from, t.to});
+      crossing[{node(t.from), node(t.to)}] += t.piece.bytes;
     }
   // Three steps: one message per node pair; two: at most one per rank of the sending node.
   for (const auto& [nodes, pairs] : node_pairs)
-    CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(node_span(nodes.first, per, p).n) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
+    CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(size(nodes.first)) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
   CHECK(crossing == expected);
   if (two) return;
   // Agents balanced by bytes (longest processing time first): on each node no speaker (listener)
@@ -123,11 +126,26 @@ void check_schedule(const CommMatrix& m, Rank per, const std::string& what, Byte
       largest[node] = std::max(largest[node], expected[nodes]);
     }
     for (const auto& [r, bytes] : side == 0 ? speaks : listens) {
-      const Rank node = r / per;
-      const Rank n = node_span(node, per, p).n;
-      CHECK_MESSAGE(bytes * n <= total[node] + largest[node] * n, "rank " << r << (side == 0 ? " speaks" : " listens") << " for " << bytes << " B");
+      const Rank on = node(r);
+      const Rank n = size(on);
+      CHECK_MESSAGE(bytes * n <= total[on] + largest[on] * n, "rank " << r << (side == 0 ? " speaks" : " listens") << " for " << bytes << " B");
     }
   }
+}
+
+// The property suite on one placement: random, uniform, dense and skewed matrices, both step
+// counts, with and without direct_from and ride_below. Returns the number of cases.
+int check_matrices(Rank p, const NodeGroups& g, const std::string& at, std::uint64_t seed) {
+  check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at);
+  check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at, 2500);
+  check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at, 0, NodeSteps::two);
+  check_schedule(gen_dense(p, 300, seed), g, "dense " + at, 200, NodeSteps::two);
+  if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), g, "uniform " + at);
+  check_schedule(gen_dense(p, 300, seed), g, "dense " + at);
+  check_schedule(gen_dense(p, 300, seed), g, "dense " + at, 0, NodeSteps::three, 150);
+  check_schedule(gen_random_sparse(p, 0.5, 600, seed), g, "random " + at, 0, NodeSteps::two, 300);
+  check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), g, "hot " + at);
+  return 9;
 }
 
 }  // namespace
@@ -139,19 +157,46 @@ TEST_CASE("node aggregate: random, uniform, dense and skewed matrices on every n
       if (per > p && per != 1 && p > 1) continue;
       for (std::uint64_t seed = 1; seed <= 3; ++seed) {
         const std::string at = "p " + std::to_string(p) + ", " + std::to_string(per) + " per node, seed " + std::to_string(seed);
-        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at);
-        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at, 2500);
-        check_schedule(gen_random_sparse(p, 0.3, 5000, seed), per, "random " + at, 0, NodeSteps::two);
-        check_schedule(gen_dense(p, 300, seed), per, "dense " + at, 200, NodeSteps::two);
-        if (p > 1) check_schedule(gen_uniform(p, std::min<int>(p - 1, 5), 100, seed), per, "uniform " + at);
-        check_schedule(gen_dense(p, 300, seed), per, "dense " + at);
-        check_schedule(gen_dense(p, 300, seed), per, "dense " + at, 0, NodeSteps::three, 150);
-        check_schedule(gen_random_sparse(p, 0.5, 600, seed), per, "random " + at, 0, NodeSteps::two, 300);
-        check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), per, "hot " + at);
-        cases += 9;
+        cases += check_matrices(p, NodeGroups::blocks(p, per), at, seed);
       }
     }
   CHECK(cases > 300);
+}
+
+TEST_CASE("node aggregate: seeded random placements, round robin and uneven nodes, whole nodes and groups") {
+  // Node maps +nodeN cannot describe: each rank on a random node of a random count (some nodes
+  // empty, some with one rank), round robin over 2 to 5 nodes, and blocks of uneven sizes; the
+  // groups are the nodes, halves and quarters of them.
+  int cases = 0;
+  for (Rank p : {2, 5, 16, 33, 64})
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      Rng rng(seed * 7919 + static_cast<std::uint64_t>(p));
+      std::vector<std::pair<std::string, std::vector<Rank>>> maps;
+      std::vector<Rank> random(static_cast<std::size_t>(p)), robin(static_cast<std::size_t>(p)), uneven(static_cast<std::size_t>(p));
+      const Rank nodes = 1 + static_cast<Rank>(rng.below(static_cast<std::uint64_t>(std::max<Rank>(1, p / 3))));
+      for (Rank& n : random) n = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(nodes)));
+      for (Rank r = 0; r < p; ++r) robin[static_cast<std::size_t>(r)] = r % (2 + static_cast<Rank>(seed % 4));
+      for (Rank r = 0, node = 0, left = 1; r < p; ++r, --left) {
+        if (left == 0) ++node, left = 1 + static_cast<Rank>(rng.below(6));
+        uneven[static_cast<std::size_t>(r)] = node;
+      }
+      maps = {{"random", random}, {"round robin", robin}, {"uneven", uneven}};
+      for (const auto& [name, map] : maps) {
+        const Topology t = Topology().with_node_map(map);
+        for (Rank group = t.ranks_per_node(); group >= 1; group /= 2) {
+          const std::string at = name + " placement " + t.spec() + ", groups of " + std::to_string(group) + ", seed " + std::to_string(seed);
+          const NodeGroups g(t, p, group);
+          // The groups: every rank in exactly one, each on one node, of at most `group` ranks.
+          for (Rank k = 0; k < g.count(); ++k) {
+            CHECK(g.members(k).size() <= static_cast<std::size_t>(group));
+            for (Rank r : g.members(k)) CHECK((g.group_of(r) == k && t.node_of(r) == t.node_of(g.members(k)[0])));
+          }
+          cases += check_matrices(p, g, at, seed);
+          if (group == 1) break;
+        }
+      }
+    }
+  CHECK(cases > 500);
 }
 
 TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per node") {
@@ -198,7 +243,8 @@ TEST_CASE("strategy node: the aggregation group is the node or a half, quarter, 
     // Its estimate is that of the pass run with that group, and no group of the chain beats it.
     const Bytes direct_from = plan.manifest.options.value("direct_from", Bytes{0}), ride = plan.manifest.options.value("ride_below", Bytes{0});
     for (Rank g = per; g >= 2; g /= 2) {
-      const double e = plan_estimate_s(lower(node_aggregate(m, g, direct_from, NodeSteps::three, ride), m), m, o.cost, o.topology);
+      const double e = plan_estimate_s(lower(node_aggregate(m, NodeGroups(o.topology, m.ranks, g), direct_from, NodeSteps::three, ride), m), m,
+                                       o.cost, o.topology);
       if (g == group) CHECK(e == plan.manifest.cost.estimate_s);
       else CHECK(e >= plan.manifest.cost.estimate_s);
       if (g % 2 != 0) break;

@@ -97,7 +97,7 @@ TEST_CASE("topology: specs round-trip through spec() and the JSON form") {
 
 TEST_CASE("topology: bad specs and JSON name the problem") {
   CHECK(parse_error("") == "topology \"\": expected full, hypercube:D, mesh:AxB..., torus:AxB..., fattree:L;m1,..;w1,..;p1,.. or "
-                           "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN");
+                           "dragonfly:G,b;C,k;B,g;N ('/' may replace ';'), optionally followed by +nodeN or +map:LIST");
   CHECK(parse_error("dragonfly") == "topology \"dragonfly\": dragonfly needs parameters after a colon");
   CHECK(parse_error("dragonfly:4,8;4,2;4,2").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
   CHECK(parse_error("dragonfly:4,8;4;4,2;4").find("a dragonfly is G,b;C,k;B,g;N") != std::string::npos);
@@ -115,8 +115,8 @@ TEST_CASE("topology: bad specs and JSON name the problem") {
   CHECK(parse_error("torus:4x") == "topology \"torus:4x\": \"\" is not a valid dimension size");
   CHECK(parse_error("torus:4xa") == "topology \"torus:4xa\": \"a\" is not a valid dimension size");
   CHECK(parse_error("torus:4096x4096x4096") == "topology \"torus:4096x4096x4096\": more than 16777216 nodes");
-  CHECK(parse_error("torus:4x4+node0") == "topology \"torus:4x4+node0\": the suffix must be +nodeN with N >= 1 ranks per node");
-  CHECK(parse_error("torus:4x4+nod4") == "topology \"torus:4x4+nod4\": the suffix must be +nodeN with N >= 1 ranks per node");
+  CHECK(parse_error("torus:4x4+node0") == "topology \"torus:4x4+node0\": the suffix must be +nodeN with N >= 1 ranks per node, or +map:LIST");
+  CHECK(parse_error("torus:4x4+nod4") == "topology \"torus:4x4+nod4\": the suffix must be +nodeN with N >= 1 ranks per node, or +map:LIST");
   CHECK(parse_error("torus:1024x1024+node2048") == "topology \"torus:1024x1024+node2048\": more than 1073741824 ranks");
   // '/' separates the groups as ';' does, without quotes in a shell: the same topology.
   CHECK(Topology::parse("fattree:2/4,8/1,4/1,1").spec() == "fattree:2;4,8;1,4;1,1");
@@ -328,14 +328,51 @@ TEST_CASE("topology: fat tree routes climb to the lowest common switch and come 
   }
 }
 
-TEST_CASE("block_ranks_per_node: +nodeN from where ranks sit, or 1 when it cannot say") {
+TEST_CASE("placement_machine: +nodeN from where ranks sit, a node map when blocks cannot say, full when nothing shares") {
   using V = std::vector<Rank>;
-  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 4, 4}) == 2);
-  CHECK(block_ranks_per_node(V{0, 0, 0, 3, 3, 3, 6}) == 3);    // the last node partly full
-  CHECK(block_ranks_per_node(V{0, 0, 0, 0}) == 1);             // one node: nothing to aggregate
-  CHECK(block_ranks_per_node(V{0, 1, 2, 3}) == 1);             // one rank per node
-  CHECK(block_ranks_per_node(V{0, 1, 0, 1}) == 1);             // round-robin placement
-  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 2, 5}) == 1);       // uneven nodes
-  CHECK(block_ranks_per_node(V{0, 0, 2, 2, 2}) == 1);          // a later node larger than the first
-  CHECK(block_ranks_per_node(V{}) == 1);
+  auto spec = [](V v) { return placement_machine(v).spec(); };
+  CHECK(spec(V{0, 0, 2, 2, 4, 4}) == "full+node2");
+  CHECK(spec(V{0, 0, 0, 3, 3, 3, 6}) == "full+node3");              // the last node partly full
+  CHECK(spec(V{0, 0, 0, 0}) == "full");                               // one node: nothing to aggregate
+  CHECK(spec(V{0, 1, 2, 3}) == "full");                               // one rank per node
+  CHECK(spec(V{0, 1, 0, 1}) == "full+map:0,1,0,1");                   // round robin
+  CHECK(spec(V{0, 0, 2, 2, 2, 5}) == "full+map:0*2,1*3,2");           // uneven nodes
+  CHECK(spec(V{0, 0, 2, 2, 2}) == "full+map:0*2,1*3");                // a later node larger than the first
+  CHECK(spec(V{}) == "full");
+  const Topology t = placement_machine(V{0, 1, 0, 1, 4});
+  CHECK(t.ranks_per_node() == 2);
+  CHECK(t.node_of(2) == 0);
+  CHECK(t.node_of(3) == 1);
+  CHECK(t.node_of(4) == 2);
+}
+
+TEST_CASE("node maps: +map:LIST, the JSON node_map, canonical forms and clear errors") {
+  const Topology t = Topology::parse("full+map:7,7,3,3,3,7");
+  CHECK(t.spec() == "full+map:0*2,1*3,0");   // full: nodes numbered by first appearance
+  CHECK(t.ranks() == 6);
+  CHECK(t.ranks_per_node() == 3);
+  CHECK(Topology::parse(t.spec()) == t);
+  CHECK(Topology::from_json(t.to_json()) == t);
+  CHECK(t.to_json().dump() == R"({"kind":"full","node_map":[0,0,1,1,1,0]})");
+  CHECK_NOTHROW(t.check_ranks(6));
+  CHECK_THROWS_WITH_AS(t.check_ranks(5), "the node map places 6 ranks but the matrix has 5", UsageError);
+  // On a network the entries are hosts, kept as given; routes go between them.
+  const Topology f = Topology::parse("torus:4+map:3,0,3*2");
+  CHECK(f.spec() == "torus:4+map:3,0,3*2");
+  CHECK(f.node_of(1) == 0);
+  CHECK(f.route(0, 1) == Topology::parse("torus:4").route(3, 0));
+  CHECK(f.route(0, 2).empty());
+  CHECK(f.node_slots(4) == 4);
+  CHECK(Topology::from_json(nlohmann::json::parse(R"({"kind":"torus","dims":[4],"node_map":[3,0,3,3]})")) == f);
+  CHECK_THROWS_WITH_AS(Topology::parse("torus:4+map:0,4"), doctest::Contains("+map: rank 1 is on node 4, but torus:4 has nodes 0 to 3"), UsageError);
+  CHECK_THROWS_WITH_AS(Topology::parse("full+map:0,x"), doctest::Contains("\"x\" in +map: is not a node number or n*k"), UsageError);
+  CHECK_THROWS_WITH_AS(Topology::parse("full+map:0*0"), doctest::Contains("is not a node number or n*k"), UsageError);
+  CHECK_THROWS_WITH_AS(Topology::parse("full+map:0*16777216,1"), doctest::Contains("places more than 16777216 ranks"), UsageError);
+  CHECK_THROWS_WITH_AS(Topology::parse("full+node2").with_node_map({0, 1}), doctest::Contains("give +nodeN or a node map, not both"), UsageError);
+  CHECK_THROWS_WITH_AS(Topology::from_json(nlohmann::json::parse(R"({"kind":"full","node_map":[0,-1]})")),
+                       "/node_map/1: expected a node number from 0 to 1073741823", UsageError);
+  CHECK_THROWS_WITH_AS(Topology::from_json(nlohmann::json::parse(R"({"kind":"full","node_map":[0,1],"ranks_per_node":2})")),
+                       "/node_map: give ranks_per_node or node_map, not both", UsageError);
+  CHECK_THROWS_WITH_AS(Topology::from_json(nlohmann::json::parse(R"({"kind":"torus","dims":[2],"node_map":[0,2]})")),
+                       "/node_map: rank 1 is on node 2, but torus:2 has nodes 0 to 1", UsageError);
 }

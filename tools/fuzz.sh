@@ -16,7 +16,7 @@ build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
   -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify \
-  fuzz_msh fuzz_mtx_pattern commfit
+  fuzz_msh fuzz_mtx_pattern fuzz_topology commfit
 status=0
 run() {
   local target=$1; shift
@@ -43,6 +43,16 @@ run fuzz_msh tests/fixtures/extract/good/*.msh tests/fixtures/extract/bad/*.msh
 mkdir -p "$build/seeds-part"
 for f in tests/fixtures/extract/*/*.part; do printf '\x05\x00' | cat - "$f" > "$build/seeds-part/$(basename "$f")"; done
 run fuzz_mtx_pattern tests/fixtures/extract/good/*.mtx tests/fixtures/extract/bad/*.mtx "$build"/seeds-part/*.part
+# fuzz_topology: the first byte chooses the reader (0 spec, 1 JSON, 2 node map file).
+mkdir -p "$build/seeds-topology"
+i=0
+for t in 'full' 'torus:4x4+node2' 'fattree:2/4,4/1,2/1,1+map:0*3,5,2' 'full+map:7,7,3' 'dragonfly:2,1;1,1;2,1;2+node3'; do
+  i=$((i + 1)); printf '\x00%s' "$t" > "$build/seeds-topology/spec$i"
+done
+printf '\x01%s' '{"kind":"torus","dims":[4],"node_map":[3,0,3,3]}' > "$build/seeds-topology/json1"
+printf '\x02%s' $'# hosts\ncn1\ncn2 cn1\ncn2\n' > "$build/seeds-topology/map1"
+printf '\x02%s' $'0 1 0 1 2\n' > "$build/seeds-topology/map2"
+run fuzz_topology "$build"/seeds-topology/*
 # Seeds of the binary reader and the verifier: plans of small matrices, several strategies.
 seeds="$build/seeds"
 rm -rf "$seeds"

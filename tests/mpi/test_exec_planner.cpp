@@ -8,6 +8,7 @@
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
+#include "ir/random.h"
 #include "passes/lower.h"
 #include "passes/profile_split.h"
 #include "planner/strategy_table.h"
@@ -79,24 +80,39 @@ int main(int argc, char** argv) {
     PlanOptions o;
     o.strategy = s->entry.name;
     // Node-aware aggregation needs ranks per node: three, so that 4 and 8 ranks end in a partly
-    // full node.
-    if (o.strategy == "node") o.topology = Topology::parse("full+node3");
+    // full node; and placements +nodeN cannot describe, as node maps: round robin over two nodes
+    // (mpirun --map-by node), and each rank on a seeded random one of size / 2 nodes.
+    std::vector<Topology> machines{Topology()};
+    if (o.strategy == "node") {
+      std::vector<Rank> robin(static_cast<std::size_t>(size)), random(static_cast<std::size_t>(size));
+      Rng rng(static_cast<std::uint64_t>(size));
+      for (Rank r = 0; r < size; ++r) {
+        robin[static_cast<std::size_t>(r)] = r % 2;
+        random[static_cast<std::size_t>(r)] = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(size / 2)));
+      }
+      machines = {Topology::parse("full+node3"), Topology().with_node_map(robin), Topology().with_node_map(random)};
+    }
     std::vector<std::string> values = {""};
     if (s->sweep) {
       values.clear();
       for (const NamedEntry& e : sweep_choices(*s)) values.push_back(e.name);
     }
-    for (const std::string& v : values) {
-      if (s->sweep) choice(o, *s->sweep) = v;
-      if (s->needs_memory_limits) {
-        o.memory = {1};   // marker: free memory t / 2 (tight: parking happens where feasible)
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (s->sweep) choice(o, *s->sweep) = values[k];
+      // Node: +node3 with every option value, each map with one of them.
+      for (std::size_t t = 0; t < machines.size(); ++t) {
+        if (t > 0 && t - 1 != k % (machines.size() - 1)) continue;
+        o.topology = machines[t];
+        if (s->needs_memory_limits) {
+          o.memory = {1};   // marker: free memory t / 2 (tight: parking happens where feasible)
+          variants.push_back(o);
+          o.memory = {2};   // marker: free memory t (always feasible)
+        }
         variants.push_back(o);
-        o.memory = {2};   // marker: free memory t (always feasible)
       }
-      variants.push_back(o);
     }
   }
-  int plans = 0, node_plans = 0;
+  int plans = 0, node_plans = 0, map_plans = 0;
   std::uint64_t coalesced = 0;   // messages that carried several pieces, this rank, default options
   for (const Pattern& pat : patterns(size, large)) {
     if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
@@ -120,6 +136,7 @@ int main(int argc, char** argv) {
       }
       ++plans;
       node_plans += po.strategy == "node";
+      map_plans += po.strategy == "node" && !po.topology.node_map().empty() && po.topology.ranks_per_node() > 1;
       for (const Config& cfg : configs(large ? 1000 : 1)) {
         // On 8 MiB patterns, one option set per protocol (test_exec_replay --large runs them all).
         if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
@@ -176,6 +193,7 @@ int main(int argc, char** argv) {
   chk.check(large || cut_plans > 0, "no small pattern had a message cut by the profile split");
   chk.check(plans > 0, "no plan was made");
   chk.check(node_plans > 0, "no node-aware plan was replayed");
+  chk.check(map_plans > 0 || size < 4, "no node-aware plan on a node map was replayed");
   std::uint64_t all_coalesced = 0;
   MPI_Allreduce(&coalesced, &all_coalesced, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   chk.check(all_coalesced > 0, "no plan had a phase with several pieces to one peer: coalescing was never replayed");
