@@ -750,12 +750,25 @@ class Simulation {
 std::vector<PlanMessage> plan_messages(const Plan& plan) {
   std::vector<PlanMessage> msgs;
   for (const RankSchedule& r : plan.ranks) {
-    const Step* prev = nullptr;
-    for (const Step& s : r.steps) {
-      if (s.op != Op::send) continue;
-      if (prev && prev->phase == s.phase && prev->peer == s.peer) msgs.back().bytes += s.bytes;
-      else msgs.push_back({s.phase, r.rank, s.peer, s.bytes});
-      prev = &s;
+    // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
+    const std::size_t n = r.steps.size();
+    for (std::size_t k = 0; k < n;) {
+      const Step& s = r.steps[k];
+      if (s.op != Op::send) {
+        ++k;
+        continue;
+      }
+      std::size_t end = k + 1, pieces = 1;
+      Bytes total = s.bytes;
+      for (; end < n && (r.steps[end].op != Op::send || (r.steps[end].phase == s.phase && r.steps[end].peer == s.peer)); ++end)
+        if (r.steps[end].op == Op::send) total += r.steps[end].bytes, ++pieces;
+      if (pieces == 1 || total <= kCoalesceBytes) {
+        msgs.push_back({s.phase, r.rank, s.peer, total});
+      } else {
+        for (std::size_t i = k; i < end; ++i)
+          if (r.steps[i].op == Op::send) msgs.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
+      }
+      k = end;
     }
   }
   return msgs;

@@ -88,8 +88,15 @@ struct NetworkOptions {
   double intra_bandwidth_Bps = 7.04e9;
 };
 
-// A message: all pieces one rank sends to one other rank in one phase (one MPI transfer; the
-// verifier's rule 4 counts the same). In rank order, each rank's in step (phase) order.
+// The executor's default coalescing limit (exec::Options::coalesce; test_network_sim checks that
+// the two agree): the pieces of one phase to one peer travel as one MPI message when there are two
+// or more and they total at most this many bytes; otherwise each piece is its own message.
+inline constexpr Bytes kCoalesceBytes = 65536;
+
+// A message, as the executor sends it with its default options: the pieces one rank sends to one
+// other rank in one phase, as one MPI transfer when they coalesce (above), else each piece alone
+// (the verifier's rule 4 counts one per phase and pair either way). In rank order, each rank's in
+// step (phase) order.
 struct PlanMessage {
   Phase phase;
   Rank from, to;

@@ -171,6 +171,25 @@ TEST_CASE("network_sim_rtt_weighting_gives_flows_on_shorter_routes_more_of_a_sha
   CHECK(simulate_plan(plan, kTau, kBw, n, crossbar).seconds == simulate_plan(plan, kTau, kBw, equal, crossbar).seconds);
 }
 
+TEST_CASE("plan_messages_coalesce_as_the_executor_up_to_its_limit") {
+  // Rank 1 forwards two pieces to rank 3 in phase 1: one message while they total at most
+  // kCoalesceBytes (the executor packs them), else one message per piece (it sends them apart).
+  for (const Bytes b : {Bytes{20000}, Bytes{32768}, Bytes{40000}}) {
+    CAPTURE(b);
+    const CommMatrix m = make_matrix(4, {{0, 3, b}, {2, 3, b}});
+    Schedule s;
+    s.ranks = 4;
+    s.phases = 2;
+    s.transfers = {{0, 0, 1, {0, 3, 0, b}}, {0, 2, 1, {2, 3, 0, b}}, {1, 1, 3, {0, 3, 0, b}}, {1, 1, 3, {2, 3, 0, b}}};
+    canonicalize(s);
+    std::vector<Bytes> forwarded;
+    for (const PlanMessage& msg : plan_messages(lower(s, m)))
+      if (msg.from == 1) forwarded.push_back(msg.bytes);
+    if (2 * b <= kCoalesceBytes) CHECK(forwarded == std::vector<Bytes>{2 * b});
+    else CHECK(forwarded == std::vector<Bytes>{b, b});
+  }
+}
+
 TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {
   // Phase 0: 0 -> 1 (100000 B); phase 1: 1 -> 2 (1000 B, eager). Rank 1 starts phase 1 when its
   // receive of phase 0 is done (103 us), then 5 us: 108 us. Rank 2 is idle in phase 0.

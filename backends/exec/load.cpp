@@ -6,6 +6,7 @@
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
+#include "ir/network_sim.h"
 
 #include <algorithm>
 #include <climits>
@@ -15,6 +16,10 @@
 #include <numeric>
 
 namespace commfit::exec {
+
+// The cost model counts messages as the executor sends them by default (ir/network_sim.h).
+static_assert(Options{}.coalesce == kCoalesceBytes, "the cost model's coalescing limit must be the executor's default");
+
 namespace {
 
 constexpr Bytes kMaxStagingBytes = Bytes{1} << 40;
