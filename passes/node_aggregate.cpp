@@ -14,6 +14,7 @@ namespace commfit {
 
 NodeGroups::NodeGroups(const Topology& t, Rank p, Rank size) : group_(static_cast<std::size_t>(p)), local_(static_cast<std::size_t>(p)) {
   commfit_assert(size >= 1 && p >= 0, "NodeGroups", "groups of fewer than one rank");
+  commfit_assert(t.node_map().empty() || p <= t.ranks(), "NodeGroups", "more ranks than the node map places");
   // Ranks by node (a stable counting sort: ascending within a node), then cut.
   const Rank slots = t.node_slots(p);
   std::vector<Rank> at(static_cast<std::size_t>(slots) + 1, 0);
