@@ -15,7 +15,10 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <algorithm>
+#include <exception>
 #include <set>
+#include <thread>
 
 namespace commfit {
 namespace {
@@ -504,7 +507,7 @@ std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir_in)
   return dir;
 }
 
-void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in, unsigned threads) {
   namespace fs = std::filesystem;
   const fs::path dir = check_plan_dir_output(dir_in);   // checked again at the swap
   std::error_code ec;
@@ -515,7 +518,24 @@ void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in) {
   if (!fs::create_directory(tmp, ec)) throw UsageError("cannot create " + tmp.string() + ": " + ec.message());
   try {
     write_file(tmp / "manifest.json", manifest_json(plan.manifest));
-    for (const RankSchedule& r : plan.ranks) write_file(tmp / rank_file_name(r.rank, plan.manifest.ranks), rank_schedule_json(r));
+    // Contiguous ranges of ranks, one per thread; the first error any thread meets is rethrown.
+    const std::size_t n = plan.ranks.size(), t = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, n / 64));
+    std::vector<std::exception_ptr> errors(t);
+    auto write_range = [&](std::size_t k) {
+      try {
+        for (std::size_t r = n * k / t; r < n * (k + 1) / t; ++r)
+          write_file(tmp / rank_file_name(plan.ranks[r].rank, plan.manifest.ranks), rank_schedule_json(plan.ranks[r]));
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    };
+    {
+      std::vector<std::jthread> workers;
+      for (std::size_t k = 1; k < t; ++k) workers.emplace_back(write_range, k);
+      write_range(0);
+    }
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
     publish_directory(tmp, dir, refuse_unless_plan_dir);
   } catch (...) {
     fs::remove_all(tmp, ec);

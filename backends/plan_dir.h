@@ -42,6 +42,8 @@ std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir);
 
 // Writes to a temporary sibling, then swaps it in (backends/atomic_output.h): a reader of `dir`
 // sees the old plan or the new one. Refuses to replace anything refuse_unless_plan_dir refuses.
-void write_plan_dir(const Plan& plan, const std::filesystem::path& dir);
+// The rank files are formatted and written by `threads` threads (>= 1), each a contiguous range
+// of ranks; the files are the same whatever the count.
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir, unsigned threads = 1);
 
 }  // namespace commfit

@@ -26,6 +26,9 @@
 namespace commfit {
 namespace {
 
+// Above this many ranks the default output (no -o) is the binary form, NAME.cfp.
+constexpr Rank kBinaryDefaultRanks = 4096;
+
 struct PlanCommand {
   std::string matrix;
   std::optional<MatrixFormat> input_format;
@@ -118,9 +121,13 @@ int run_plan(const PlanCommand& c) {
     }
   }
   if (c.matrix == "-" && c.output.empty()) throw UsageError("the matrix comes from standard input: name the plan with -o");
-  const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + ".plan" : c.output;
-  check_plan_output(out);   // refuse a path we would not replace before reading or planning
+  if (!c.output.empty()) check_plan_output(c.output);   // refuse a path we would not replace before reading or planning
   MatrixFile in = read_matrix(c.matrix, c.input_format);
+  // The default output: a plan directory, or above kBinaryDefaultRanks the single binary file (a
+  // directory of that many rank files is slow to write and to copy around).
+  const bool binary_default = c.output.empty() && in.matrix.ranks > kBinaryDefaultRanks;
+  const std::string out = c.output.empty() ? std::filesystem::path(c.matrix).stem().string() + (binary_default ? ".cfp" : ".plan") : c.output;
+  if (c.output.empty()) check_plan_output(out);
   PlanOptions o = c.plan;
   o.threads = threads;
   if (c.memory && !c.memory_file.empty()) throw UsageError("give --memory or --memory-file, not both");
@@ -142,7 +149,7 @@ int run_plan(const PlanCommand& c) {
   if (progress->on()) progress->show("writing " + out);
   // -o NAME.cfp writes the single-file binary form; anything else a plan directory.
   if (std::filesystem::path(out).extension() == ".cfp") write_plan_binary(plan, out);
-  else write_plan_dir(plan, out);
+  else write_plan_dir(plan, out, threads);
   progress.reset();   // erase the progress line before the summary
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
@@ -164,7 +171,8 @@ int run_plan(const PlanCommand& c) {
     for (const char* key : {"chosen", "algorithm", "variant", "method", "chunk"})
       if (auto it = plan.manifest.options.find(key); it != plan.manifest.options.end())
         what += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
-    std::printf("commfit: wrote %s: %d ranks, %lld messages, strategy %s%s\n", out.c_str(), in.matrix.ranks,
+    const std::string form = binary_default ? " (binary: the default above " + std::to_string(kBinaryDefaultRanks) + " ranks; -o NAME.plan writes a directory)" : "";
+    std::printf("commfit: wrote %s%s: %d ranks, %lld messages, strategy %s%s\n", out.c_str(), form.c_str(), in.matrix.ranks,
                 static_cast<long long>(in.matrix.nnz()), plan.manifest.strategy.c_str(), what.c_str());
     std::printf("  phases %u (h = %lld), estimate %.4g s, lower bound %.4g s, estimate/LB %.3f, staging %llu B\n",
                 plan.manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
@@ -180,7 +188,7 @@ void add_plan_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<PlanCommand>();
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
   add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
-  sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan)");
+  sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan, or <matrix stem>.cfp above 4096 ranks)");
   sub->add_option("--strategy", c->plan.strategy, "Strategy: " + strategy_names())->capture_default_str();
   // The options only some strategies read: their values and readers come from the strategy table.
   auto strategy_option = [&](StrategyOption option, CLI::Option* cli) { c->strategy_options.emplace_back(option, cli); };

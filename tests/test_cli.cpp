@@ -655,3 +655,30 @@ TEST_CASE("cli_node_map") {
     CHECK(!fs::exists(scratch_dir() / "bad.plan"));
   }
 }
+
+// Above 4096 ranks the default output is the binary form, and the summary says so.
+TEST_CASE("cli_default_output_is_binary_above_4096_ranks") {
+  REQUIRE(commfit("gen uniform -n 4097 -d 1 --bytes 8 -o wide.json").status == 0);
+  fs::remove_all(scratch_dir() / "wide.cfp");
+  const Result r = commfit("plan wide.json --strategy direct");
+  REQUIRE(r.status == 0);
+  CHECK(fs::is_regular_file(scratch_dir() / "wide.cfp"));
+  CHECK(!fs::exists(scratch_dir() / "wide.plan"));
+  CHECK(r.out.find("wrote wide.cfp (binary: the default above 4096 ranks; -o NAME.plan writes a directory)") != std::string::npos);
+  CHECK(commfit("verify wide.json wide.cfp").status == 0);
+  REQUIRE(commfit("gen uniform -n 4096 -d 1 --bytes 8 -o narrow.json").status == 0);
+  REQUIRE(commfit("plan -q narrow.json --strategy direct").status == 0);
+  CHECK(fs::is_directory(scratch_dir() / "narrow.plan"));
+}
+
+// A plan directory's rank files written by several threads are the files one thread writes.
+TEST_CASE("cli_plan_directory_written_by_threads_is_the_same") {
+  REQUIRE(commfit("gen uniform -n 300 -d 7 --bytes 100 -o many.json").status == 0);
+  REQUIRE(commfit("plan -q many.json --strategy direct --threads 1 -o many1.plan").status == 0);
+  REQUIRE(commfit("plan -q many.json --strategy direct --threads 2 -o many2.plan").status == 0);
+  REQUIRE(commfit("plan -q many.json --strategy direct --threads 5 -o many5.plan").status == 0);
+  const auto one = plan_files(scratch_dir() / "many1.plan");
+  CHECK(one.size() == 301);
+  CHECK(plan_files(scratch_dir() / "many2.plan") == one);
+  CHECK(plan_files(scratch_dir() / "many5.plan") == one);
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Halos of real meshes at several ranks per node (docs/PERFORMANCE.md "Halos of real meshes"): the
 # SpMV halo exchange of two gmsh meshes, partitioned by METIS (`commfit extract`, one 8-byte value
-# per vertex), on 16 ranks per host: examples/extract/plate.geo (2D, triangles) at 256 and 1024
-# parts, examples/extract/bore_block.geo (3D, tetrahedra) at 256 and 1024 parts. For each it plans
+# per vertex), on 16 and 32 ranks per host: examples/extract/plate.geo (2D, triangles) and
+# examples/extract/bore_block.geo (3D, tetrahedra), each at 256 parts (16 x 16 and 8 x 32) and
+# 1024 parts (64 x 16). For each it plans
 # auto, node/3, node/2 and direct on the platform's machine (run.py's PLAN_COST) and runs them
 # beside AC and SMPI's MPI_Alltoallv (its default algorithm; 256 ranks only) under SMPI (flow
 # model, run.py's SMPI_CFG). Prints one CSV line per run: row,method,seconds,check; and each
@@ -42,5 +43,6 @@ row() {
 
 for mesh in plate bore_block; do
   row "$mesh" 256 fattree-16x16
+  row "$mesh" 256 fattree-8x32
   row "$mesh" 1024 fattree-64x16
 done

@@ -97,10 +97,10 @@ def plan_of(which):
     if which == "nodes":
         # Several ranks per host, 64 and 128 ranks: dense 256 B (a uniform all-to-all, which MPI
         # Advance's node-aware MPIL_Alltoall also takes), uniform d = 64 at 1 KiB (128 ranks only:
-        # d < p), MoE dispatch at 16 KiB. No MPI_Alltoallv (p - 1 messages per rank, see above).
+        # d < p), MoE dispatch at 16 KiB; SMPI's distinct MPI_Alltoallv algorithms on each.
         dense, u64, moe = ("dense", 256), ("uniform64", SMALL), ("moe", MEDIUM)
-        return [("fattree-16x4", [dense, moe], []), ("fattree-4x16", [dense, moe], []),
-                ("fattree-16x8", [dense, u64, moe], []), ("fattree-8x16", [dense, u64, moe], [])]
+        return [("fattree-16x4", [dense, moe], ALGS_DISTINCT), ("fattree-4x16", [dense, moe], ALGS_DISTINCT),
+                ("fattree-16x8", [dense, u64, moe], ALGS_DISTINCT), ("fattree-8x16", [dense, u64, moe], ALGS_DISTINCT)]
     if which == "quick":
         pats = [("uniform4", SMALL), ("stencil27", MEDIUM), ("moe", LARGE)]
         return [("fattree-64", pats, ["default", "pair"]), ("torus-64", pats[1:], ["default"])]
