@@ -6,13 +6,17 @@
 
 namespace commfit::detail {
 
-bool LinkClaims::check_path(Rank a, Rank b, std::uint32_t iteration, std::vector<std::int64_t>& route) const {
-  topo_.route(a, b, route);
-  return std::none_of(route.begin(), route.end(), [&](std::int64_t l) { return stamp_[l] == iteration; });
-}
-
-void LinkClaims::mark_path(const std::vector<std::int64_t>& route, std::uint32_t iteration) {
-  for (std::int64_t l : route) stamp_[l] = iteration;
+std::span<const std::int64_t> LinkClaims::compute_route(std::int64_t msg, Rank a, Rank b) {
+  const auto k = static_cast<std::size_t>(msg);
+  if (k >= first_.size()) {
+    first_.resize(k + 1, -1);
+    length_.resize(k + 1, 0);
+  }
+  topo_.route(a, b, scratch_);
+  first_[k] = static_cast<std::int64_t>(links_.size());
+  length_[k] = static_cast<std::uint32_t>(scratch_.size());
+  links_.insert(links_.end(), scratch_.begin(), scratch_.end());
+  return {links_.data() + first_[k], length_[k]};
 }
 
 RsState::RsState(const CompressedMatrix& ccom, const CommMatrix& m, Order order) : n_(m.ranks), order_(order) {
@@ -131,13 +135,17 @@ const std::vector<Pick>& RsState::iterate(Rank x, bool pairwise, LinkClaims* lin
         const std::int64_t back = find(k, i);   // PAIRS(k, i)
         if (back < 0 || pos_[back] < 0) continue;
         if (links) {
-          if (!links->check_path(i, k, iteration, route_a_) || !links->check_path(k, i, iteration, route_b_)) continue;
-          const bool overlap = std::any_of(route_a_.begin(), route_a_.end(), [&](std::int64_t l) {
-            return std::find(route_b_.begin(), route_b_.end(), l) != route_b_.end();
+          const std::span<const std::int64_t> to = links->route(msg, i, k);
+          if (!links->check_path(to, iteration)) continue;
+          const std::span<const std::int64_t> from = links->route(back, k, i);   // after `to`: links_ may grow
+          const std::span<const std::int64_t> there = links->route(msg, i, k);
+          if (!links->check_path(from, iteration)) continue;
+          const bool overlap = std::any_of(there.begin(), there.end(), [&](std::int64_t l) {
+            return std::find(from.begin(), from.end(), l) != from.end();
           });
           if (overlap) continue;
-          links->mark_path(route_a_, iteration);
-          links->mark_path(route_b_, iteration);
+          links->mark_path(there, iteration);
+          links->mark_path(from, iteration);
         }
         take(msg, true);
         take(back, true);
@@ -158,8 +166,9 @@ const std::vector<Pick>& RsState::iterate(Rank x, bool pairwise, LinkClaims* lin
       const Rank k = msg_dst_[msg];
       if (receive_[k] != -1) continue;
       if (links) {
-        if (!links->check_path(i, k, iteration, route_a_)) continue;
-        links->mark_path(route_a_, iteration);
+        const std::span<const std::int64_t> route = links->route(msg, i, k);
+        if (!links->check_path(route, iteration)) continue;
+        links->mark_path(route, iteration);
       }
       take(msg, false);
       remove_at(i, j);
