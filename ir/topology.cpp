@@ -306,7 +306,7 @@ Topology Topology::from_json(const nlohmann::json& j) {
   }
   for (const auto& [key, value] : j.items())
     if (key != "kind" && key != "dimension" && key != "dims" && key != "levels" && key != "down" &&
-        key != "up" && key != "parallel" && key != "ranks_per_node" && key != "node_map" && !is_dragonfly_field(key))
+        key != "up" && key != "parallel" && key != "ranks_per_node" && !is_dragonfly_field(key))
       fail("/" + key, "unknown field");
   auto count = [&](const nlohmann::json& v, const std::string& place, std::int64_t lo, std::int64_t hi) {
     if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
@@ -328,7 +328,7 @@ Topology Topology::from_json(const nlohmann::json& j) {
   const std::int64_t per_node = j.contains("ranks_per_node") ? count(j.at("ranks_per_node"), "/ranks_per_node", 1, kMaxTopologyRanks) : 1;
   auto only = [&](std::initializer_list<const char*> allowed) {
     for (const auto& [key, value] : j.items()) {
-      bool ok = key == "kind" || key == "ranks_per_node" || key == "node_map";
+      bool ok = key == "kind" || key == "ranks_per_node";
       for (const char* a : allowed) ok = ok || key == a;
       if (!ok) fail("/" + key, "not a field of a " + kind + " topology");
     }
