@@ -3,7 +3,7 @@
 #include "ir/error.h"
 
 #include <cctype>
-#include <fstream>
+#include <sstream>
 #include <algorithm>
 #include <unordered_map>
 
@@ -37,9 +37,9 @@ void apply_file_defaults(const MatrixFile& in, const std::string& path, const Co
 }
 
 std::vector<Rank> read_node_map(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "", "cannot open the node map");
-  return read_node_map(f, path);
+  // A regular file of at most 1 GiB, as --memory-file: no FIFO or device is read or waited on.
+  std::istringstream in(read_text_file(path, std::size_t{1} << 30));
+  return read_node_map(in, path);
 }
 
 std::vector<Rank> read_node_map(std::istream& f, const std::string& path) {

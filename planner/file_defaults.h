@@ -30,7 +30,7 @@ void apply_file_defaults(const MatrixFile& in, const std::string& path, const Co
 // white space; '#' starts a comment to the end of its line. Entries are node numbers, or names
 // (a host name each, as `mpirun --display-map` or `hostname` on each rank prints them) that are
 // numbered by first appearance. Throws InputError naming the file and the line.
-std::vector<Rank> read_node_map(const std::string& path);
+std::vector<Rank> read_node_map(const std::string& path);   // a regular file of at most 1 GiB (read_text_file)
 std::vector<Rank> read_node_map(std::istream& in, const std::string& path);   // the text, read from `in`
 
 // --node-map FILE of plan and compare.

@@ -637,11 +637,12 @@ TEST_CASE("cli_node_map") {
   REQUIRE(commfit("plan -q dense8.json --strategy node --topology full+map:0,1,0,1,0,1,0,1 -o map3.plan").status == 0);
   CHECK(plan_files(scratch_dir() / "map1.plan") == plan_files(scratch_dir() / "map3.plan"));
   CHECK(commfit("plan -q dense8.json --node-map hosts.txt -o auto.plan").status == 0);
-  // Errors: a missing file, a map of another length, +nodeN and a map at once, a host beyond a network's.
+  // Errors: a missing file, a device, a map of another length, +nodeN and a map at once, a host beyond a network's.
   std::ofstream(scratch_dir() / "short.txt") << "0 1 0\n";
   std::ofstream(scratch_dir() / "long.txt") << "0\n" << std::string(300, 'x') << "\n";
   const std::pair<const char*, const char*> bad[] = {
-      {"--node-map nowhere.txt", "commfit: error: nowhere.txt: cannot open the node map"},
+      {"--node-map nowhere.txt", "commfit: error: nowhere.txt: cannot open the file"},
+      {"--node-map /dev/zero", "commfit: error: /dev/zero: not a regular file"},   // not read forever
       {"--node-map short.txt", "commfit: error: short.txt: the node map places 3 ranks but the matrix dense8.json has 8"},
       {"--node-map long.txt", "commfit: error: long.txt: line 2: an entry longer than 255 characters"},
       {"--node-map numbers.txt --topology full+node2", "commfit: error: numbers.txt: the machine full+node2 already places its ranks"},
