@@ -80,28 +80,50 @@ TrafficStats traffic_stats(const CommMatrix& m) {
   return s;
 }
 
+MatrixColumns matrix_columns(const CommMatrix& m) {
+  commfit_assert(m.com.isCompressed() && m.nnz() < (std::int64_t{1} << 32), "matrix_columns", "the matrix is not compressed or has 2^32 entries");
+  const Rank p = m.ranks;
+  const auto* row = m.com.outerIndexPtr();
+  const auto* col = m.com.innerIndexPtr();
+  MatrixColumns c;
+  c.start.assign(static_cast<std::size_t>(p) + 1, 0);
+  for (std::int64_t x = 0; x < m.nnz(); ++x) ++c.start[static_cast<std::size_t>(col[x]) + 1];
+  for (Rank j = 0; j < p; ++j) c.start[j + 1] += c.start[j];
+  c.src.resize(static_cast<std::size_t>(m.nnz()));
+  c.message.resize(static_cast<std::size_t>(m.nnz()));
+  std::vector<std::int64_t> next(c.start.begin(), c.start.end() - 1);
+  for (Rank i = 0; i < p; ++i)
+    for (std::int64_t x = row[i]; x < row[i + 1]; ++x) {
+      const std::int64_t at = next[static_cast<std::size_t>(col[x])]++;
+      c.src[static_cast<std::size_t>(at)] = i;
+      c.message[static_cast<std::size_t>(at)] = static_cast<std::uint32_t>(x);
+    }
+  return c;
+}
+
 std::string matrix_fingerprint(const CommMatrix& m) {
   Sha256 sha;
   // Canonical text, fed in blocks so a 10^7-message matrix never exists as one string.
-  std::string block;
-  block.reserve(1 << 16);
-  block += "ranks " + std::to_string(m.ranks) + "\n";
-  char num[24];
+  constexpr std::size_t kBlock = std::size_t{1} << 16, kLine = 3 * 24;   // a line: three numbers and their separators
+  std::vector<char> block(kBlock + kLine);
+  const std::string head = "ranks " + std::to_string(m.ranks) + "\n";
+  std::copy(head.begin(), head.end(), block.begin());
+  char* at = block.data() + head.size();
+  char* const flush_at = block.data() + kBlock;
   auto put = [&](std::uint64_t v, char end) {
-    auto [p, ec] = std::to_chars(num, num + sizeof num, v);
-    block.append(num, p);
-    block.push_back(end);
+    at = std::to_chars(at, at + 24, v).ptr;
+    *at++ = end;
   };
   m.for_each([&](Rank i, Rank j, Bytes b) {
     put(static_cast<std::uint64_t>(i), ' ');
     put(static_cast<std::uint64_t>(j), ' ');
     put(b, '\n');
-    if (block.size() > (1 << 16) - 64) {
-      sha.update(block);
-      block.clear();
+    if (at >= flush_at) {
+      sha.update(std::string_view(block.data(), static_cast<std::size_t>(at - block.data())));
+      at = block.data();
     }
   });
-  sha.update(block);
+  sha.update(std::string_view(block.data(), static_cast<std::size_t>(at - block.data())));
   return "sha256:" + to_hex(sha.digest());
 }
 

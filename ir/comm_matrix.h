@@ -67,6 +67,17 @@ struct TrafficStats {
 };
 TrafficStats traffic_stats(const CommMatrix& m);
 
+// The matrix by column, for readers that need a rank's incoming messages (its column of COM): the
+// entries in (dst, src) order, each with its source and its message number, the place of the
+// entry in the row-major order of m.com. 8 bytes a message; message numbers fit 32 bits
+// (kMaxMessages in ir/matrix_io.h is 2^27).
+struct MatrixColumns {
+  std::vector<std::int64_t> start;   // column j is [start[j], start[j + 1])
+  std::vector<Rank> src;
+  std::vector<std::uint32_t> message;
+};
+MatrixColumns matrix_columns(const CommMatrix& m);
+
 // "sha256:<hex>" of the canonical text of docs/FORMAT.md §2: "ranks P\n" then "SRC DST BYTES\n"
 // per nonzero entry in (src, dst) order.
 std::string matrix_fingerprint(const CommMatrix& m);

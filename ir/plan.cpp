@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -42,11 +43,33 @@ std::string piece_text(Rank src, Rank dst, Bytes offset, Bytes bytes) {
   return "bytes " + range(offset, offset + bytes) + " of " + std::to_string(src) + "->" + std::to_string(dst);
 }
 
-// Bytes of the message `list` gives for `peer` (sorted by peer); 0 when it lists none.
-Bytes listed(const std::vector<PeerBytes>& list, Rank peer) {
-  const auto it = std::lower_bound(list.begin(), list.end(), peer, [](const PeerBytes& x, Rank p) { return x.peer < p; });
-  return it != list.end() && it->peer == peer ? it->bytes : 0;
-}
+// Bytes of the message a rank's `sends` or `recvs` list gives for a peer, 0 when it lists none,
+// in O(1): an open-addressing table over the list (a rank looks one up for every step).
+class Listed {
+ public:
+  explicit Listed(const std::vector<PeerBytes>& list) : list_(list) {
+    std::size_t size = 16;
+    while (size < 2 * list.size()) size *= 2;
+    slot_.assign(size, kEmpty);
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      std::size_t at = home(list[k].peer);
+      while (slot_[at] != kEmpty && list_[slot_[at]].peer != list[k].peer) at = (at + 1) & (slot_.size() - 1);
+      if (slot_[at] == kEmpty) slot_[at] = static_cast<std::uint32_t>(k);   // a repeated peer keeps its first entry
+    }
+  }
+  Bytes operator()(Rank peer) const {
+    for (std::size_t at = home(peer);; at = (at + 1) & (slot_.size() - 1)) {
+      if (slot_[at] == kEmpty) return 0;
+      if (list_[slot_[at]].peer == peer) return list_[slot_[at]].bytes;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+  std::size_t home(Rank peer) const { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) * 0x9e3779b97f4a7c15ULL >> 32) & (slot_.size() - 1); }
+  const std::vector<PeerBytes>& list_;
+  std::vector<std::uint32_t> slot_;
+};
 
 class RankChecker {
  public:
@@ -92,7 +115,9 @@ class RankChecker {
     peers(rs_.sends, "sends");
     peers(rs_.recvs, "recvs");
     if (!problems_.empty()) return;   // the steps are checked against the lists' sizes
-    const Bytes self_sent = listed(rs_.sends, rs_.rank), self_received = listed(rs_.recvs, rs_.rank);
+    sends_.emplace(rs_.sends);
+    recvs_.emplace(rs_.recvs);
+    const Bytes self_sent = (*sends_)(rs_.rank), self_received = (*recvs_)(rs_.rank);
     if (self_sent != self_received)
       problem(0, "/recvs", "the self message has " + std::to_string(self_sent) + " bytes in sends but " +
                                std::to_string(self_received) + " in recvs");
@@ -102,45 +127,45 @@ class RankChecker {
   void step(std::size_t k) {
     const Step& s = rs_.steps[k];
     const Rank me = rs_.rank;
-    const std::string at = "/steps/" + std::to_string(k);
-    if (k > 0 && step_less(s, rs_.steps[k - 1])) problem(0, at, "steps are not in phase order (receives, then sends, then copies)");
+    auto at = [k] { return "/steps/" + std::to_string(k); };   // made only for a problem
+    if (k > 0 && step_less(s, rs_.steps[k - 1])) problem(0, at(), "steps are not in phase order (receives, then sends, then copies)");
     if (s.phase >= rs_.phases)
-      problem(0, at + "/phase", "phase " + std::to_string(s.phase) + " is not below the phase count " + std::to_string(rs_.phases));
+      problem(0, at() + "/phase", "phase " + std::to_string(s.phase) + " is not below the phase count " + std::to_string(rs_.phases));
     for (const auto& [field, v] : {std::pair{"peer", s.peer}, {"src", s.src}, {"dst", s.dst}})
-      if (v < 0 || v >= rs_.ranks) return problem(0, at + "/" + field, out_of_range(field, v));
-    if (s.bytes == 0) problem(0, at + "/bytes", "a step moves at least one byte");
+      if (v < 0 || v >= rs_.ranks) return problem(0, at() + "/" + field, out_of_range(field, v));
+    if (s.bytes == 0) problem(0, at() + "/bytes", "a step moves at least one byte");
     // A piece of this rank's own message lies inside the message as sends or recvs give it.
     auto within = [&](Bytes size) {
       if (s.offset > size || s.bytes > size - s.offset)
-        problem(0, at, "bytes " + range(s.offset, s.offset + s.bytes) + " of message " + std::to_string(s.src) + " -> " +
+        problem(0, at(), "bytes " + range(s.offset, s.offset + s.bytes) + " of message " + std::to_string(s.src) + " -> " +
                            std::to_string(s.dst) + " lie outside the message (" + std::to_string(size) + " bytes)");
     };
     switch (s.op) {
       case Op::copy:
-        if (s.peer != me || s.src != me || s.dst != me) problem(0, at, "a copy step must have peer == src == dst == this rank");
-        else if (s.buffer != Buffer::recv) problem(0, at + "/buffer", "a copy copies the self message into the receive buffer (buffer \"recv\")");
-        else within(listed(rs_.sends, me));
+        if (s.peer != me || s.src != me || s.dst != me) problem(0, at(), "a copy step must have peer == src == dst == this rank");
+        else if (s.buffer != Buffer::recv) problem(0, at() + "/buffer", "a copy copies the self message into the receive buffer (buffer \"recv\")");
+        else within((*sends_)(me));
         break;
       case Op::send:
-        if (s.peer == me) problem(0, at + "/peer", "a rank does not send to itself (use a copy step)");
-        if (s.buffer == Buffer::recv) problem(0, at + "/buffer", "a send cannot read the receive buffer");
-        else if (s.buffer == Buffer::send && s.src != me) problem(0, at + "/src", "only the message's src sends from its send buffer");
-        else if (s.buffer == Buffer::send) within(listed(rs_.sends, s.dst));
+        if (s.peer == me) problem(0, at() + "/peer", "a rank does not send to itself (use a copy step)");
+        if (s.buffer == Buffer::recv) problem(0, at() + "/buffer", "a send cannot read the receive buffer");
+        else if (s.buffer == Buffer::send && s.src != me) problem(0, at() + "/src", "only the message's src sends from its send buffer");
+        else if (s.buffer == Buffer::send) within((*sends_)(s.dst));
         break;
       case Op::recv:
-        if (s.peer == me) problem(0, at + "/peer", "a rank does not receive from itself (use a copy step)");
-        if (s.buffer == Buffer::send) problem(0, at + "/buffer", "only the message's src sends from its send buffer");
-        else if (s.buffer == Buffer::recv && s.dst != me) problem(0, at + "/dst", "only the message's dst receives into its receive buffer");
-        else if (s.buffer == Buffer::recv) within(listed(rs_.recvs, s.src));
+        if (s.peer == me) problem(0, at() + "/peer", "a rank does not receive from itself (use a copy step)");
+        if (s.buffer == Buffer::send) problem(0, at() + "/buffer", "only the message's src sends from its send buffer");
+        else if (s.buffer == Buffer::recv && s.dst != me) problem(0, at() + "/dst", "only the message's dst receives into its receive buffer");
+        else if (s.buffer == Buffer::recv) within((*recvs_)(s.src));
         break;
     }
     if (s.buffer == Buffer::stage) {
-      if (s.stage_offset == kNoStage) problem(0, at, "a step with buffer \"stage\" needs a stage_offset");
+      if (s.stage_offset == kNoStage) problem(0, at(), "a step with buffer \"stage\" needs a stage_offset");
       else if (s.stage_offset > rs_.staging_bytes || s.bytes > rs_.staging_bytes - s.stage_offset)
-        problem(0, at + "/stage_offset", "staging range " + range(s.stage_offset, s.stage_offset + s.bytes) + " lies outside the rank's " +
+        problem(0, at() + "/stage_offset", "staging range " + range(s.stage_offset, s.stage_offset + s.bytes) + " lies outside the rank's " +
                                              std::to_string(rs_.staging_bytes) + " staging bytes");
     } else if (s.stage_offset != kNoStage) {
-      problem(0, at + "/stage_offset", "only steps with buffer \"stage\" have a stage_offset");
+      problem(0, at() + "/stage_offset", "only steps with buffer \"stage\" have a stage_offset");
     }
   }
 
@@ -221,6 +246,7 @@ class RankChecker {
   const RankSchedule& rs_;
   const RankCheckOptions& o_;
   std::vector<ScheduleProblem> problems_;
+  std::optional<Listed> sends_, recvs_;   // once the lists are sound
 };
 
 }  // namespace
@@ -257,9 +283,9 @@ std::uint64_t rank_schedule_hash(const RankSchedule& r) {
 std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r) { return hash_mix(rank_hash, 0x72616e6b00000000ULL ^ std::uint64_t(r)); }
 
 std::uint64_t plan_hash(const std::vector<RankSchedule>& ranks) {
-  std::uint64_t sum = 0;
-  for (const RankSchedule& r : ranks) sum += plan_hash_term(rank_schedule_hash(r), r.rank);
-  return sum == 0 ? 1 : sum;
+  PlanHash h;
+  for (const RankSchedule& r : ranks) h.add(r);
+  return h.value();
 }
 
 std::string plan_hash_text(std::uint64_t h) {

@@ -94,6 +94,15 @@ std::uint64_t rank_schedule_hash(const RankSchedule& r);
 // that the ranks of a job combine theirs with one MPI_Allreduce; it is never 0.
 std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r);
 std::uint64_t plan_hash(const std::vector<RankSchedule>& ranks);
+// The plan hash summed one rank schedule at a time, as a plan streams by.
+class PlanHash {
+ public:
+  void add(const RankSchedule& r) { sum_ += plan_hash_term(rank_schedule_hash(r), r.rank); }
+  std::uint64_t value() const { return sum_ == 0 ? 1 : sum_; }
+
+ private:
+  std::uint64_t sum_ = 0;
+};
 // "h64:" and 16 lower-case hex digits; parse_plan_hash gives 0 for anything else.
 std::string plan_hash_text(std::uint64_t h);
 std::uint64_t parse_plan_hash(const std::string& text);
