@@ -6,13 +6,16 @@
 #include <limits>
 #include <tuple>
 
-// Time and memory in proportion to the steps and the messages, in flat arrays: each rank's steps
-// are in step_less order (the format checks see to it before any rule is checked), so a message's
-// sends and its receives are one run of steps on each side, and walking the messages in (phase,
-// from, to) order meets each receiver's runs in its own step order; the matrix is read through its
-// rows and the verifier's own transpose. No map and no sort of all steps.
-// Everything here is the verifier's own: it reads the plan and the matrix, never what the passes
-// built to make them.
+// One rank at a time, in rank order, in time and memory proportional to the steps and the
+// messages: each rank's steps are in step_less order (the format checks see to it before any
+// rule is checked), so a message's sends and its receives are one run of steps on each side.
+// Rule 3 pairs the two sides of each transfer across ranks: the side of the lower rank is kept
+// (a `Half` record) until the higher rank comes, whose runs, in (phase, peer) order, then meet the
+// kept records of each peer in the order they were kept, so a cursor per peer finds them. Every
+// other rule is one rank's alone. Problems are reported per rule in a fixed order (below), each
+// rule's in the order of its own key, whatever order the ranks found them in.
+// Everything here is the verifier's own: it reads the rank schedules and the matrix, never what
+// the passes built to make them.
 namespace commfit {
 namespace {
 
@@ -24,6 +27,14 @@ struct Half {
   auto key() const { return std::tie(phase, from, to, src, dst, offset, bytes); }
 };
 
+// One side of a transfer kept for rule 3 until its other end's rank comes: `peer` is the rank
+// that kept it (the lower one).
+struct Kept {
+  Phase phase;
+  Rank peer, src, dst;
+  Bytes offset, bytes;
+};
+
 constexpr std::uint32_t kAbsent = std::numeric_limits<std::uint32_t>::max();
 
 std::string piece_text(Rank src, Rank dst, Bytes offset, Bytes bytes) {
@@ -31,60 +42,155 @@ std::string piece_text(Rank src, Rank dst, Bytes offset, Bytes bytes) {
          std::to_string(src) + "->" + std::to_string(dst);
 }
 
-class Checker {
+// The `cap` least items under `less`, in order: a rule's problems come in rank order but are
+// reported in the order of their key, and only the first max_problems of them are ever printed.
+// `less` must be a total order on what it tells apart (ties print alike).
+template <class T, class Less>
+class Least {
  public:
-  Checker(const Plan& plan, const CommMatrix& m, const VerifyRules& rules)
-      : plan_(plan), m_(m), rules_(rules) {}
-
-  std::vector<std::string> run() {
-    if (!format()) return problems_;
-    matching();
-    contention();
-    delivery();
-    holding();
-    if (rules_.memory && !m_.memory.empty()) memory();
-    return problems_;
+  Least(std::size_t cap, Less less) : cap_(cap), less_(less) {}
+  void add(T x) {
+    items_.push_back(std::move(x));
+    if (items_.size() - cap_ >= cap_ + 64 && items_.size() > cap_) trim();
+  }
+  std::vector<T> take() {
+    trim();
+    std::sort(items_.begin(), items_.end(), less_);
+    return std::move(items_);
   }
 
  private:
-  bool full() const { return problems_.size() >= rules_.max_problems; }
-  void problem(const std::string& s) {
-    if (!full()) problems_.push_back(s);
+  void trim() {
+    if (items_.size() <= cap_) return;
+    std::nth_element(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(cap_), items_.end(), less_);
+    items_.resize(cap_);
+  }
+  std::size_t cap_;
+  Less less_;
+  std::vector<T> items_;
+};
+
+}  // namespace
+
+class PlanVerifier::Impl {
+ public:
+  Impl(const Manifest& mf, const CommMatrix& m, const VerifyRules& rules, const MatrixColumns* columns, std::string fingerprint)
+      : mf_(mf), m_(m), rules_(rules), p_(m.ranks), fp_(fingerprint.empty() ? matrix_fingerprint(m) : std::move(fingerprint)),
+        unmatched_(rules.max_problems, [](const Unmatched& a, const Unmatched& b) { return a.half.key() < b.half.key(); }),
+        excess_out_(rules.max_problems, by_phase_rank), excess_in_(rules.max_problems, by_phase_rank),
+        gaps_(rules.max_problems, [](const Gap& a, const Gap& b) { return std::tie(a.src, a.dst, a.seq) < std::tie(b.src, b.dst, b.seq); }) {
+    if (!columns) {
+      own_columns_ = matrix_columns(m);
+      columns = &own_columns_;
+    }
+    columns_ = columns;
+    // The manifest's own problems come first; they also bound what the ranks may add.
+    if (mf_.ranks != p_) head_.push_back("format: plan is for " + std::to_string(mf_.ranks) + " ranks, matrix has " + std::to_string(p_));
+    if (mf_.matrix_fingerprint != fp_) head_.push_back("format: manifest fingerprint " + mf_.matrix_fingerprint + " is not the matrix's " + fp_);
+    const std::size_t p = static_cast<std::size_t>(p_);
+    row_at_.assign(p, kAbsent);
+    col_at_.assign(p, kAbsent);
+    seen_.assign(p, -1);
+    kept_sends_.resize(p);
+    kept_recvs_.resize(p);
+    for (Cursors* c : {&send_cursors_, &recv_cursors_}) {
+      c->at.assign(p, 0);
+      c->end.assign(p, 0);
+    }
   }
 
-  // --- The matrix as the verifier reads it: its rows (m.com, compressed) and its own transpose.
-  // A message is named by its number: its place in the row-major order of m.com, so (src, dst) order.
-  void transpose() {
-    const Rank p = m_.ranks;
-    commfit_assert(m_.com.isCompressed() && m_.nnz() < kAbsent, "verify", "the matrix is not compressed or has 2^32 entries");
-    const auto* row = m_.com.outerIndexPtr();
-    const auto* col = m_.com.innerIndexPtr();
-    col_start_.assign(static_cast<std::size_t>(p) + 1, 0);
-    for (std::int64_t x = 0; x < m_.nnz(); ++x) ++col_start_[col[x] + 1];
-    for (Rank j = 0; j < p; ++j) col_start_[j + 1] += col_start_[j];
-    col_src_.resize(static_cast<std::size_t>(m_.nnz()));
-    col_msg_.resize(static_cast<std::size_t>(m_.nnz()));
-    std::vector<std::int64_t> next(col_start_.begin(), col_start_.end() - 1);
-    for (Rank i = 0; i < p; ++i)
-      for (std::int64_t x = row[i]; x < row[i + 1]; ++x) {
-        const std::int64_t at = next[col[x]]++;
-        col_src_[at] = i;
-        col_msg_[at] = static_cast<std::uint32_t>(x);
-      }
-    row_at_.assign(static_cast<std::size_t>(p), kAbsent);
-    col_at_.assign(static_cast<std::size_t>(p), kAbsent);
+  void add(const RankSchedule& rs) {
+    const std::size_t k = count_++;
+    if (k >= static_cast<std::size_t>(p_) || format_full()) return;
+    const Rank r = static_cast<Rank>(k);
+    if (format(r, rs) && clean()) rules(r, rs);
+    if (!clean()) release_rules();
+  }
+
+  std::vector<std::string> finish() {
+    std::vector<std::string> out;
+    auto problem = [&](const std::string& s) {
+      if (out.size() < rules_.max_problems) out.push_back(s);
+    };
+    auto full = [&] { return out.size() >= rules_.max_problems; };
+    // The format: the manifest's, each rank's in rank order, then the staging maximum.
+    if (mf_.ranks != p_) problem(head_.front());
+    if (count_ != static_cast<std::size_t>(p_)) {
+      problem("format: plan has " + std::to_string(count_) + " rank schedules, expected " + std::to_string(p_));
+      return out;
+    }
+    if (mf_.matrix_fingerprint != fp_) problem(head_.back());
+    for (const std::string& s : format_) problem(s);
+    if (mf_.staging_bytes_max != staging_max_)
+      problem("format: manifest staging_bytes_max " + std::to_string(mf_.staging_bytes_max) + " is not the largest rank's " + std::to_string(staging_max_));
+    if (!out.empty()) return out;
+
+    // Rule 3: every send step has exactly one matching receive step.
+    for (const Unmatched& u : unmatched_.take()) {
+      const Half& h = u.half;
+      problem(std::string(u.send ? "rule 3: send without a matching receive: " : "rule 3: receive without a matching send: ") + "phase " +
+              std::to_string(h.phase) + ", " + std::to_string(h.from) + " -> " + std::to_string(h.to) + ", " + piece_text(h.src, h.dst, h.offset, h.bytes));
+    }
+    // Rule 4: node or bounded contention at each rank's ports, then the link rule.
+    if (rules_.contention != Contention::none) {
+      const std::size_t limit = per_port();
+      auto report = [&](Least<Excess, decltype(&by_phase_rank)>& excess, const char* what) {
+        for (const Excess& e : excess.take())
+          problem("rule 4: rank " + std::to_string(e.rank) + " " + what + " more than " +
+                  (limit == 1 ? std::string("one rank") : std::to_string(limit) + " ranks") + " in phase " + std::to_string(e.phase) + " (" +
+                  std::to_string(e.a) + " and " + std::to_string(e.b) + ")");
+      };
+      report(excess_out_, "sends to");
+      report(excess_in_, "receives from");
+      if (rules_.contention == Contention::link) link_rule(problem, full);
+    }
+    // Rule 1: every byte of every message arrives in dst's receive buffer exactly once.
+    for (const Gap& g : gaps_.take())
+      problem("rule 1: " + piece_text(g.src, g.dst, g.offset, g.bytes) + (g.twice ? " arrive more than once" : " never arrive"));
+    // Rules 2 and 6, then rule 5.
+    for (const std::string& h : held_) problem(h);
+    for (const std::string& h : memory_) problem(h);
+    return out;
+  }
+
+ private:
+  // Per lower rank, its block of the kept records being matched: [at, end).
+  struct Cursors {
+    std::vector<std::size_t> at, end;
+  };
+
+  // --- The format: what the manifest says of every rank, the rank's own checks (ir/plan.h), and
+  // the message each step's piece belongs to.
+  bool format_full() const { return head_.size() + format_.size() >= rules_.max_problems; }
+  void format_problem(const std::string& s) {
+    if (!format_full()) format_.push_back(s);
+  }
+  // No format problem so far: the rules are worth checking.
+  bool clean() const { return head_.empty() && format_.empty(); }
+
+  bool is_row(const std::vector<PeerBytes>& list, Rank r) const {
+    const std::int64_t b = m_.com.outerIndexPtr()[r], e = m_.com.outerIndexPtr()[r + 1];
+    if (list.size() != static_cast<std::size_t>(e - b)) return false;
+    for (std::int64_t x = b; x < e; ++x)
+      if (list[x - b].peer != m_.com.innerIndexPtr()[x] || list[x - b].bytes != m_.com.valuePtr()[x]) return false;
+    return true;
+  }
+  bool is_column(const std::vector<PeerBytes>& list, Rank r) const {
+    const std::int64_t b = columns_->start[r], e = columns_->start[r + 1];
+    if (list.size() != static_cast<std::size_t>(e - b)) return false;
+    for (std::int64_t x = b; x < e; ++x)
+      if (list[x - b].peer != columns_->src[x] || list[x - b].bytes != m_.com.valuePtr()[columns_->message[x]]) return false;
+    return true;
   }
   // While rank r is bound, its row and column are looked up in O(1): row_at_[dst] and
   // col_at_[src] hold message numbers. Binding and unbinding touch only r's entries.
-  void bind(Rank r) {
+  void bind(Rank r, std::uint32_t absent = kAbsent) {
+    const bool on = absent == kAbsent;
     for (std::int64_t x = m_.com.outerIndexPtr()[r]; x < m_.com.outerIndexPtr()[r + 1]; ++x)
-        row_at_[m_.com.innerIndexPtr()[x]] = static_cast<std::uint32_t>(x);
-    for (std::int64_t x = col_start_[r]; x < col_start_[r + 1]; ++x) col_at_[col_src_[x]] = col_msg_[x];
+      row_at_[m_.com.innerIndexPtr()[x]] = on ? static_cast<std::uint32_t>(x) : kAbsent;
+    for (std::int64_t x = columns_->start[r]; x < columns_->start[r + 1]; ++x) col_at_[columns_->src[x]] = on ? columns_->message[x] : kAbsent;
   }
-  void unbind(Rank r) {
-    for (std::int64_t x = m_.com.outerIndexPtr()[r]; x < m_.com.outerIndexPtr()[r + 1]; ++x) row_at_[m_.com.innerIndexPtr()[x]] = kAbsent;
-    for (std::int64_t x = col_start_[r]; x < col_start_[r + 1]; ++x) col_at_[col_src_[x]] = kAbsent;
-  }
+  void unbind(Rank r) { bind(r, 0); }
   // The number of message src -> dst, kAbsent when the matrix has none; r is the bound rank.
   std::uint32_t message(Rank r, Rank src, Rank dst) const {
     if (src == r) return row_at_[dst];
@@ -94,228 +200,197 @@ class Checker {
     const auto* it = std::lower_bound(begin, end, static_cast<std::int64_t>(dst));
     return it != end && *it == dst ? static_cast<std::uint32_t>(it - m_.com.innerIndexPtr()) : kAbsent;
   }
-  bool is_row(const std::vector<PeerBytes>& list, Rank r) const {
-    const std::int64_t b = m_.com.outerIndexPtr()[r], e = m_.com.outerIndexPtr()[r + 1];
-    if (list.size() != static_cast<std::size_t>(e - b)) return false;
-    for (std::int64_t x = b; x < e; ++x)
-      if (list[x - b].peer != m_.com.innerIndexPtr()[x] || list[x - b].bytes != m_.com.valuePtr()[x]) return false;
+
+  // Rank r's format; false when its steps are too broken for the rules to read.
+  bool format(Rank r, const RankSchedule& rs) {
+    const std::string who = "rank " + std::to_string(r) + ": ";
+    if (rs.rank != r) format_problem("format: " + who + "schedule names rank " + std::to_string(rs.rank));
+    if (rs.ranks != p_) format_problem("format: " + who + "schedule is for " + std::to_string(rs.ranks) + " ranks");
+    if (rs.phases != mf_.phases) format_problem("format: " + who + "phase count " + std::to_string(rs.phases) + " differs from the manifest's " + std::to_string(mf_.phases));
+    if (rs.matrix_fingerprint != fp_) format_problem("format: " + who + "fingerprint is not the matrix's");
+    if (!is_row(rs.sends, r)) format_problem("format: " + who + "\"sends\" is not row " + std::to_string(r) + " of the matrix");
+    if (!is_column(rs.recvs, r)) format_problem("format: " + who + "\"recvs\" is not column " + std::to_string(r) + " of the matrix");
+    staging_max_ = std::max(staging_max_, rs.staging_bytes);
+    // What the rank's schedule says alone (ir/plan.h). Its rule 2 and 6 problems are reported
+    // after the rules before them.
+    const RankCheckOptions alone{false, true, rules_.max_problems - head_.size() - format_.size()};   // tiling is rule 1's, below
+    bool sound = true;
+    for (const ScheduleProblem& q : check_rank_schedule(rs, alone)) {
+      if (q.rule == 0) format_problem("format: " + who + q.place + ": " + q.what), sound = false;
+      else if (held_.size() < rules_.max_problems) held_.push_back("rule " + std::to_string(q.rule) + ": " + who + q.what);
+    }
+    if (!sound || rs.ranks != p_) return false;
+    // Staged pieces carry other ranks' messages: only the matrix knows their sizes.
+    bind(r);
+    for (std::size_t k = 0; k < rs.steps.size(); ++k) {
+      const Step& s = rs.steps[k];
+      const std::uint32_t x = message(r, s.src, s.dst);
+      const Bytes size = x == kAbsent ? 0 : m_.com.valuePtr()[x];
+      if (size != 0 && s.offset <= size && s.bytes <= size - s.offset) continue;
+      const std::string at = who + "/steps/" + std::to_string(k) + ": ";
+      if (size == 0) format_problem("format: " + at + "message " + std::to_string(s.src) + "->" + std::to_string(s.dst) + " is not in the matrix");
+      else format_problem("format: " + at + piece_text(s.src, s.dst, s.offset, s.bytes) + " lie beyond the message's " + std::to_string(size) + " bytes");
+    }
+    unbind(r);
     return true;
   }
-  bool is_column(const std::vector<PeerBytes>& list, Rank r) const {
-    const std::int64_t b = col_start_[r], e = col_start_[r + 1];
-    if (list.size() != static_cast<std::size_t>(e - b)) return false;
-    for (std::int64_t x = b; x < e; ++x)
-      if (list[x - b].peer != col_src_[x] || list[x - b].bytes != m_.com.valuePtr()[col_msg_[x]]) return false;
-    return true;
-  }
 
-  // Format-level checks; false when the plan is too broken for the rules to make sense.
-  bool format() {
-    const Manifest& mf = plan_.manifest;
-    const Rank p = m_.ranks;
-    if (mf.ranks != p) problem("format: plan is for " + std::to_string(mf.ranks) + " ranks, matrix has " + std::to_string(p));
-    if (plan_.ranks.size() != static_cast<std::size_t>(p)) {
-      problem("format: plan has " + std::to_string(plan_.ranks.size()) + " rank schedules, expected " + std::to_string(p));
-      return false;
-    }
-    const std::string fp = matrix_fingerprint(m_);
-    if (mf.matrix_fingerprint != fp) problem("format: manifest fingerprint " + mf.matrix_fingerprint + " is not the matrix's " + fp);
-    transpose();
-    Bytes staging_max = 0;
-    for (Rank r = 0; r < p && !full(); ++r) {
-      const RankSchedule& rs = plan_.ranks[r];
-      const std::string who = "rank " + std::to_string(r) + ": ";
-      if (rs.rank != r) problem("format: " + who + "schedule names rank " + std::to_string(rs.rank));
-      if (rs.ranks != p) problem("format: " + who + "schedule is for " + std::to_string(rs.ranks) + " ranks");
-      if (rs.phases != mf.phases) problem("format: " + who + "phase count " + std::to_string(rs.phases) + " differs from the manifest's " + std::to_string(mf.phases));
-      if (rs.matrix_fingerprint != fp) problem("format: " + who + "fingerprint is not the matrix's");
-      if (!is_row(rs.sends, r)) problem("format: " + who + "\"sends\" is not row " + std::to_string(r) + " of the matrix");
-      if (!is_column(rs.recvs, r)) problem("format: " + who + "\"recvs\" is not column " + std::to_string(r) + " of the matrix");
-      staging_max = std::max(staging_max, rs.staging_bytes);
-      // What the rank's schedule says alone (ir/plan.h). Its rule 2 and 6 problems are reported
-      // with holding(), after the rules before them.
-      const RankCheckOptions alone{false, true, rules_.max_problems - problems_.size()};   // tiling is rule 1's, below
-      bool sound = true;
-      for (const ScheduleProblem& q : check_rank_schedule(rs, alone)) {
-        if (q.rule == 0) problem("format: " + who + q.place + ": " + q.what), sound = false;
-        else held_.push_back("rule " + std::to_string(q.rule) + ": " + who + q.what);
+  // --- The rules of rank r, whose format is sound.
+  void rules(Rank r, const RankSchedule& rs) {
+    open_kept(kept_sends_[r], send_cursors_);
+    open_kept(kept_recvs_[r], recv_cursors_);
+    Port out, in;
+    const std::vector<Step>& steps = rs.steps;
+    for (std::size_t k = 0; k < steps.size();) {
+      const std::size_t end = run_end(steps, k);
+      const Step& s = steps[k];
+      if (s.op == Op::send) {
+        see(out, s.phase, r, s.peer, excess_out_);
+        if (rules_.contention == Contention::link) links_.push_back({s.phase, r, s.peer});
+        if (s.peer > r) keep(kept_sends_[s.peer], r, steps, k, end);   // the receiver's side comes later
+        else match(r, steps, k, end, kept_recvs_[r], recv_cursors_, true);
+      } else if (s.op == Op::recv) {
+        see(in, s.phase, r, s.peer, excess_in_);
+        if (s.peer > r) keep(kept_recvs_[s.peer], r, steps, k, end);
+        else match(r, steps, k, end, kept_sends_[r], send_cursors_, false);
       }
-      if (!sound || rs.ranks != p) continue;
-      // Staged pieces carry other ranks' messages: only the matrix knows their sizes.
-      bind(r);
-      for (std::size_t k = 0; k < rs.steps.size(); ++k) {
-        const Step& s = rs.steps[k];
-        const std::uint32_t x = message(r, s.src, s.dst);
-        const Bytes size = x == kAbsent ? 0 : m_.com.valuePtr()[x];
-        if (size != 0 && s.offset <= size && s.bytes <= size - s.offset) continue;
-        const std::string at = who + "/steps/" + std::to_string(k) + ": ";
-        if (size == 0) problem("format: " + at + "message " + std::to_string(s.src) + "->" + std::to_string(s.dst) + " is not in the matrix");
-        else problem("format: " + at + piece_text(s.src, s.dst, s.offset, s.bytes) + " lie beyond the message's " + std::to_string(size) + " bytes");
-      }
-      unbind(r);
+      k = end;
     }
-    if (mf.staging_bytes_max != staging_max) problem("format: manifest staging_bytes_max " + std::to_string(mf.staging_bytes_max) + " is not the largest rank's " + std::to_string(staging_max));
-    return problems_.empty();
+    close_kept(r, kept_sends_[r], send_cursors_, true);
+    close_kept(r, kept_recvs_[r], recv_cursors_, false);
+    bind(r);
+    delivery(r, rs);
+    unbind(r);
+    if (rules_.memory && !m_.memory.empty()) memory(r, rs);
   }
 
-  // The messages: each run of one rank's send steps to one peer in one phase, in (phase, from,
-  // to) order. Each rank's runs come in (phase, to) order (format() checked step_less order),
-  // so a stable counting sort by phase does it: one pass counts, one places.
-  void collect_messages() {
-    for (const RankSchedule& rs : plan_.ranks)   // Message numbers a rank's steps in 32 bits
-      commfit_assert(rs.steps.size() <= std::numeric_limits<std::uint32_t>::max(), "verify", "a rank with more than 2^32 - 1 steps");
-    auto each_run = [&](auto&& f) {
-      for (const RankSchedule& rs : plan_.ranks)
-        for (std::size_t k = 0; k < rs.steps.size();) {
-          const std::size_t end = run_end(rs.steps, k);
-          if (rs.steps[k].op == Op::send) f(Message{rs.steps[k].phase, rs.rank, rs.steps[k].peer, static_cast<std::uint32_t>(k)});
-          k = end;
-        }
-    };
-    std::size_t count = 0;
-    Phase phases = 0;
-    each_run([&](const Message& x) { ++count, phases = std::max(phases, x.phase + 1); });
-    if (phases > 4 * count + 1024) {   // sparse phase numbers: no table per phase
-      messages_.reserve(count);
-      each_run([&](const Message& x) { messages_.push_back(x); });
-      std::stable_sort(messages_.begin(), messages_.end(), [](const Message& x, const Message& y) { return x.phase < y.phase; });
-      return;
-    }
-    std::vector<std::size_t> start(static_cast<std::size_t>(phases) + 1, 0);
-    each_run([&](const Message& x) { ++start[x.phase + 1]; });
-    for (Phase ph = 0; ph < phases; ++ph) start[ph + 1] += start[ph];
-    messages_.resize(count);
-    each_run([&](const Message& x) { messages_[start[x.phase]++] = x; });
-  }
-
-  // Rule 3: every send step has exactly one matching receive step. A message's receives are one
-  // run of its receiver's steps: walking the messages in (phase, from) order, each receiver's
-  // runs are met in its own step order, so a cursor per rank finds them. The two runs are merged
-  // by piece; receives the cursors pass over match no send. The unmatched are reported in the
-  // order of Half::key.
-  void matching() {
-    collect_messages();
-    std::vector<std::size_t> cursor(static_cast<std::size_t>(m_.ranks), 0);
-    auto pass_over = [&](Rank r, std::size_t until) {   // receives before `until` that no message reached
-      const auto& steps = plan_.ranks[r].steps;
-      for (std::size_t& k = cursor[r]; k < until; ++k)
-        if (steps[k].op == Op::recv) unmatched_.emplace_back(recv_half(r, steps[k]), false);
-    };
-    for (const Message& x : messages_) {
-      const auto& in = plan_.ranks[x.to].steps;
-      const auto want = std::make_tuple(x.phase, op_order(Op::recv), x.from);
-      std::size_t first = cursor[x.to];
-      while (first < in.size() && std::make_tuple(in[first].phase, op_order(in[first].op), in[first].peer) < want) ++first;
-      pass_over(x.to, first);
-      const std::size_t last = first < in.size() && in[first].phase == x.phase && in[first].op == Op::recv && in[first].peer == x.from
-                                   ? run_end(in, first) : first;
-      merge(x.from, x.first, run_end(plan_.ranks[x.from].steps, x.first), x.to, first, last);
-      cursor[x.to] = last;
-    }
-    for (Rank r = 0; r < m_.ranks; ++r) pass_over(r, plan_.ranks[r].steps.size());
-    std::stable_sort(unmatched_.begin(), unmatched_.end(), [](const auto& x, const auto& y) { return x.first.key() < y.first.key(); });
-    auto describe = [](const Half& h) {
-      return "phase " + std::to_string(h.phase) + ", " + std::to_string(h.from) + " -> " + std::to_string(h.to) + ", " + piece_text(h.src, h.dst, h.offset, h.bytes);
-    };
-    for (std::size_t k = 0; k < unmatched_.size() && !full(); ++k)
-      problem(std::string(unmatched_[k].second ? "rule 3: send without a matching receive: " : "rule 3: receive without a matching send: ") +
-              describe(unmatched_[k].first));
-    std::vector<std::pair<Half, bool>>().swap(unmatched_);
-  }
-
-  static int op_order(Op op) { return op == Op::recv ? 0 : op == Op::send ? 1 : 2; }
-  static Half send_half(Rank r, const Step& s) { return {s.phase, r, s.peer, s.src, s.dst, s.offset, s.bytes}; }
-  static Half recv_half(Rank r, const Step& s) { return {s.phase, s.peer, r, s.src, s.dst, s.offset, s.bytes}; }
   // The end of the run of steps with the (phase, op, peer) of steps[k].
   static std::size_t run_end(const std::vector<Step>& steps, std::size_t k) {
     std::size_t end = k + 1;
     while (end < steps.size() && steps[end].phase == steps[k].phase && steps[end].op == steps[k].op && steps[end].peer == steps[k].peer) ++end;
     return end;
   }
-  // Merges the sends [k, end) of rank `from` with the receives [first, last) of rank `to`, one
-  // message's, by (src, dst, offset, bytes); the unmatched go to unmatched_.
-  void merge(Rank from, std::size_t k, std::size_t end, Rank to, std::size_t first, std::size_t last) {
-    const auto& out = plan_.ranks[from].steps;
-    const auto& in = plan_.ranks[to].steps;
-    auto piece = [](const Step& s) { return std::tie(s.src, s.dst, s.offset, s.bytes); };
+
+  // Rule 3. kept_sends_[r]: the sends of lower ranks to r; kept_recvs_[r]: the receives of lower
+  // ranks from r. Each lower rank's records are one block, in its step order (phase first), and
+  // while r is checked a cursor per lower rank walks its block.
+  void keep(std::vector<Kept>& to, Rank r, const std::vector<Step>& steps, std::size_t k, std::size_t end) {
+    for (; k < end; ++k) to.push_back({steps[k].phase, r, steps[k].src, steps[k].dst, steps[k].offset, steps[k].bytes});
+  }
+  // Points each lower rank's cursor at its block of `kept`.
+  static void open_kept(const std::vector<Kept>& kept, Cursors& c) {
+    for (std::size_t x = 0; x < kept.size();) {
+      const Rank a = kept[x].peer;
+      c.at[a] = x;
+      while (x < kept.size() && kept[x].peer == a) ++x;
+      c.end[a] = x;
+    }
+  }
+  // What the cursors left of `kept` matched nothing on rank r; then the records go.
+  void close_kept(Rank r, std::vector<Kept>& kept, Cursors& c, bool sends) {
+    for (std::size_t x = 0; x < kept.size();) {
+      const Rank a = kept[x].peer;
+      for (std::size_t y = c.at[a]; y < c.end[a]; ++y) unmatched(kept[y], a, r, sends);
+      x = c.end[a];
+      c.at[a] = c.end[a] = 0;
+    }
+    std::vector<Kept>().swap(kept);
+  }
+  // A kept record nothing matched: a send of `a` to r (sends) or a receive of `a` from r.
+  void unmatched(const Kept& x, Rank a, Rank r, bool sends) {
+    if (sends) unmatched_.add({{x.phase, a, r, x.src, x.dst, x.offset, x.bytes}, true});
+    else unmatched_.add({{x.phase, r, a, x.src, x.dst, x.offset, x.bytes}, false});
+  }
+  // Rank r's run steps[k, end) (sends when `send`, else receives) against the lower peer's kept
+  // records of the same phase: the two are merged by piece, and what is left on either side, and
+  // the peer's records of earlier phases the cursor passes, match nothing.
+  void match(Rank r, const std::vector<Step>& steps, std::size_t k, std::size_t end, const std::vector<Kept>& kept, Cursors& c, bool send) {
+    const Step& s = steps[k];
+    const Rank peer = s.peer;
+    std::size_t first = c.at[peer];
+    const std::size_t stop = c.end[peer];
+    for (; first < stop && kept[first].phase < s.phase; ++first) unmatched(kept[first], peer, r, !send);
+    std::size_t last = first;
+    while (last < stop && kept[last].phase == s.phase) ++last;
+    c.at[peer] = last;
+    auto mine = [&](std::size_t x) { return send ? Half{steps[x].phase, r, peer, steps[x].src, steps[x].dst, steps[x].offset, steps[x].bytes}
+                                                 : Half{steps[x].phase, peer, r, steps[x].src, steps[x].dst, steps[x].offset, steps[x].bytes}; };
+    auto piece = [](const auto& x) { return std::tie(x.src, x.dst, x.offset, x.bytes); };
     if (end - k == 1 && last - first == 1) {   // one piece each way: the common case
-      if (piece(out[k]) != piece(in[first])) {
-        unmatched_.emplace_back(send_half(from, out[k]), true);
-        unmatched_.emplace_back(recv_half(to, in[first]), false);
+      if (piece(steps[k]) != piece(kept[first])) {
+        unmatched_.add({mine(k), send});
+        unmatched(kept[first], peer, r, !send);
       }
       return;
     }
-    auto order = [&](const std::vector<Step>& steps, std::size_t a, std::size_t b, std::vector<std::size_t>& v) {
-      v.clear();
-      for (std::size_t x = a; x < b; ++x) v.push_back(x);
-      // step_less leaves steps equal but for their sizes in any order: sort them by size too.
-      if (!std::is_sorted(v.begin(), v.end(), [&](std::size_t x, std::size_t y) { return piece(steps[x]) < piece(steps[y]); }))
-        std::sort(v.begin(), v.end(), [&](std::size_t x, std::size_t y) { return piece(steps[x]) < piece(steps[y]); });
-    };
-    order(out, k, end, sends_);
-    order(in, first, last, recvs_);
+    // step_less leaves steps equal but for their sizes in any order: sort both sides by piece.
+    mine_.clear();
+    theirs_.clear();
+    for (std::size_t x = k; x < end; ++x) mine_.push_back(x);
+    for (std::size_t x = first; x < last; ++x) theirs_.push_back(x);
+    std::sort(mine_.begin(), mine_.end(), [&](std::size_t x, std::size_t y) { return piece(steps[x]) < piece(steps[y]); });
+    std::sort(theirs_.begin(), theirs_.end(), [&](std::size_t x, std::size_t y) { return piece(kept[x]) < piece(kept[y]); });
     std::size_t a = 0, b = 0;
-    while (a < sends_.size() || b < recvs_.size()) {
-      if (b == recvs_.size() || (a < sends_.size() && piece(out[sends_[a]]) < piece(in[recvs_[b]]))) unmatched_.emplace_back(send_half(from, out[sends_[a++]]), true);
-      else if (a == sends_.size() || piece(in[recvs_[b]]) < piece(out[sends_[a]])) unmatched_.emplace_back(recv_half(to, in[recvs_[b++]]), false);
+    while (a < mine_.size() || b < theirs_.size()) {
+      if (b == theirs_.size() || (a < mine_.size() && piece(steps[mine_[a]]) < piece(kept[theirs_[b]]))) unmatched_.add({mine(mine_[a++]), send});
+      else if (a == mine_.size() || piece(kept[theirs_[b]]) < piece(steps[mine_[a]])) unmatched(kept[theirs_[b++]], peer, r, !send);
       else ++a, ++b;
     }
   }
+  // Frees what the rules keep once a format problem means they will not be checked.
+  void release_rules() {
+    for (auto& kept : kept_sends_) std::vector<Kept>().swap(kept);
+    for (auto& kept : kept_recvs_) std::vector<Kept>().swap(kept);
+    std::vector<LinkMessage>().swap(links_);
+  }
 
-  // Rule 4: node contention or link contention. A message is every piece from one rank to
-  // another in one phase: one MPI transfer, however many pieces it carries.
-  void contention() {
+  // Rule 4 at one port of a rank: counting the runs (messages) of each phase, the first run beyond
+  // the limit is reported once, naming the last peer within it and the first beyond. A rank's
+  // runs come in (phase, peer) order, so its peers in a phase come in increasing order.
+  struct Port {
+    Phase phase = 0;
+    std::size_t count = 0;
+    Rank last = -1;
+  };
+  struct Excess {
+    Phase phase;
+    Rank rank, a, b;
+  };
+  static bool by_phase_rank(const Excess& x, const Excess& y) { return std::tie(x.phase, x.rank) < std::tie(y.phase, y.rank); }
+  std::size_t per_port() const { return rules_.contention == Contention::bounded ? static_cast<std::size_t>(std::max(rules_.per_port, 1)) : 1; }
+  void see(Port& q, Phase phase, Rank r, Rank peer, Least<Excess, decltype(&by_phase_rank)>& excess) {
     if (rules_.contention == Contention::none) return;
-    {   // The node rule (or the bounded rule); the link rule includes the node rule.
-      const std::size_t limit = rules_.contention == Contention::bounded ? static_cast<std::size_t>(std::max(rules_.per_port, 1)) : 1;
-      struct Excess { Phase phase; Rank rank, a, b; };
-      std::vector<Excess> excess;
-      auto report = [&](const char* what) {
-        std::sort(excess.begin(), excess.end(), [](const Excess& x, const Excess& y) { return std::tie(x.phase, x.rank) < std::tie(y.phase, y.rank); });
-        for (std::size_t k = 0; k < excess.size() && !full(); ++k)
-          problem("rule 4: rank " + std::to_string(excess[k].rank) + " " + what + " more than " +
-                  (limit == 1 ? std::string("one rank") : std::to_string(limit) + " ranks") + " in phase " + std::to_string(excess[k].phase) +
-                  " (" + std::to_string(excess[k].a) + " and " + std::to_string(excess[k].b) + ")");
-        excess.clear();
-      };
-      // The messages come in (phase, from, to) order, so the peers of each (phase, rank) come in
-      // increasing order on both sides: counting them per rank, the first run longer than the
-      // limit is reported once, naming the last peer within it and the first beyond.
-      struct Port { Phase phase = 0; std::size_t count = 0; Rank last = -1; };
-      std::vector<Port> port(static_cast<std::size_t>(m_.ranks));
-      auto see = [&](Phase phase, Rank r, Rank peer) {
-        Port& q = port[r];
-        if (q.count == 0 || q.phase != phase) q = {phase, 0, -1};
-        if (++q.count == limit + 1) excess.push_back({phase, r, q.last, peer});
-        q.last = peer;
-      };
-      for (const Message& x : messages_) see(x.phase, x.from, x.to);
-      report("sends to");
-      std::fill(port.begin(), port.end(), Port{});
-      for (const Message& x : messages_) see(x.phase, x.to, x.from);
-      report("receives from");
-      if (rules_.contention != Contention::link) return;
-    }
+    if (q.count == 0 || q.phase != phase) q = {phase, 0, -1};
+    if (++q.count == per_port() + 1) excess.add({phase, r, q.last, peer});
+    q.last = peer;
+  }
+
+  // The link rule: no two messages of a phase share a directed link. The messages were kept in
+  // rank order, each rank's in (phase, peer) order: a stable sort by phase puts them in (phase,
+  // from, to) order.
+  template <class Problem, class Full>
+  void link_rule(Problem& problem, Full& full) {
     if (!rules_.route) {
       problem("rule 4: link rule requested without a topology");
       return;
     }
+    std::stable_sort(links_.begin(), links_.end(), [](const LinkMessage& x, const LinkMessage& y) { return x.phase < y.phase; });
     std::vector<std::int64_t> links;
     std::vector<std::pair<std::int64_t, std::size_t>> used;
     std::size_t k = 0;
-    while (k < messages_.size() && !full()) {
-      const Phase phase = messages_[k].phase;
+    while (k < links_.size() && !full()) {
+      const Phase phase = links_[k].phase;
       used.clear();
-      for (; k < messages_.size() && messages_[k].phase == phase; ++k) {
+      for (; k < links_.size() && links_[k].phase == phase; ++k) {
         links.clear();
-        rules_.route(messages_[k].from, messages_[k].to, links);
+        rules_.route(links_[k].from, links_[k].to, links);
         for (std::int64_t l : links) used.emplace_back(l, k);
       }
       std::sort(used.begin(), used.end());
       for (std::size_t x = 1; x < used.size() && !full(); ++x)
         if (used[x].first == used[x - 1].first) {
-          const Message& a = messages_[used[x - 1].second];
-          const Message& b = messages_[used[x].second];
+          const LinkMessage& a = links_[used[x - 1].second];
+          const LinkMessage& b = links_[used[x].second];
           problem("rule 4: phase " + std::to_string(phase) + ": " + std::to_string(a.from) + " -> " + std::to_string(a.to) + " and " +
                   std::to_string(b.from) + " -> " + std::to_string(b.to) + " share link " + std::to_string(used[x].first));
         }
@@ -323,92 +398,123 @@ class Checker {
   }
 
   // Rule 1: every byte of every message arrives in dst's receive buffer exactly once. The
-  // arrivals (receives and copies into the receive buffer) are on the message's dst (format()
-  // checked it): each rank sorts its own by (src, offset) and walks its column of the matrix.
+  // arrivals (receives and copies into the receive buffer) are on the message's dst (the format
+  // checks saw to it): rank j sorts its own by (src, offset) and walks its column of the matrix.
   // The problems are reported in (src, dst) order, as the messages of the matrix come.
-  void delivery() {
-    struct Arrival { Rank src; Bytes offset, bytes; };
-    struct Gap { Rank src, dst; Bytes offset, bytes; bool twice; };
-    std::vector<Arrival> arrivals;
-    std::vector<Gap> gaps;
+  void delivery(Rank j, const RankSchedule& rs) {
     auto by_piece = [](const Arrival& a, const Arrival& b) { return std::tie(a.src, a.offset, a.bytes) < std::tie(b.src, b.offset, b.bytes); };
-    for (Rank j = 0; j < m_.ranks; ++j) {
-      arrivals.clear();
-      for (const Step& s : plan_.ranks[j].steps)
-        if ((s.op == Op::recv || s.op == Op::copy) && s.buffer == Buffer::recv) arrivals.push_back({s.src, s.offset, s.bytes});
-      if (!std::is_sorted(arrivals.begin(), arrivals.end(), by_piece)) std::sort(arrivals.begin(), arrivals.end(), by_piece);
-      std::size_t k = 0;   // every arrival's src has a message to j (format() checked it)
-      for (std::int64_t x = col_start_[j]; x < col_start_[j + 1]; ++x) {
-        const Rank i = col_src_[x];
-        const Bytes b = m_.com.valuePtr()[col_msg_[x]];
-        Bytes next = 0;
-        for (; k < arrivals.size() && arrivals[k].src == i; ++k) {
-          const Arrival& a = arrivals[k];
-          if (a.offset < next) gaps.push_back({i, j, a.offset, std::min(next - a.offset, a.bytes), true});
-          else if (a.offset > next) gaps.push_back({i, j, next, a.offset - next, false});
-          next = std::max(next, a.offset + a.bytes);
+    arrivals_.clear();
+    for (const Step& s : rs.steps)
+      if ((s.op == Op::recv || s.op == Op::copy) && s.buffer == Buffer::recv) arrivals_.push_back({s.src, s.offset, s.bytes});
+    // Most plans deliver every message whole, in one piece: then nothing is missing or twice,
+    // which one look at each arrival tells (j is bound: col_at_ gives each src's message).
+    if (arrivals_.size() == static_cast<std::size_t>(columns_->start[j + 1] - columns_->start[j])) {
+      bool whole = true;
+      for (const Arrival& a : arrivals_) {
+        const std::uint32_t x = col_at_[a.src];
+        if (x == kAbsent || a.offset != 0 || a.bytes != m_.com.valuePtr()[x] || seen_[a.src] == j) {
+          whole = false;
+          break;
         }
-        if (next < b) gaps.push_back({i, j, next, b - next, false});
+        seen_[a.src] = j;
       }
+      for (const Arrival& a : arrivals_) seen_[a.src] = -1;
+      if (whole) return;
     }
-    std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); });
-    for (std::size_t k = 0; k < gaps.size() && !full(); ++k)
-      problem("rule 1: " + piece_text(gaps[k].src, gaps[k].dst, gaps[k].offset, gaps[k].bytes) + (gaps[k].twice ? " arrive more than once" : " never arrive"));
-  }
-
-  // Rules 2 and 6: a rank sends only bytes it holds; live staging intervals do not overlap. Each
-  // rank can tell alone: format() collected these from check_rank_schedule.
-  void holding() {
-    for (const std::string& h : held_) problem(h);
+    if (!std::is_sorted(arrivals_.begin(), arrivals_.end(), by_piece)) std::sort(arrivals_.begin(), arrivals_.end(), by_piece);
+    std::size_t k = 0;   // every arrival's src has a message to j (the format checks saw to it)
+    for (std::int64_t x = columns_->start[j]; x < columns_->start[j + 1]; ++x) {
+      const Rank i = columns_->src[x];
+      const Bytes b = m_.com.valuePtr()[columns_->message[x]];
+      Bytes next = 0;
+      for (; k < arrivals_.size() && arrivals_[k].src == i; ++k) {
+        const Arrival& a = arrivals_[k];
+        if (a.offset < next) gaps_.add({i, j, a.offset, std::min(next - a.offset, a.bytes), true, gap_seq_++});
+        else if (a.offset > next) gaps_.add({i, j, next, a.offset - next, false, gap_seq_++});
+        next = std::max(next, a.offset + a.bytes);
+      }
+      if (next < b) gaps_.add({i, j, next, b - next, false, gap_seq_++});
+    }
   }
 
   // Rule 5: per phase, network bytes received <= free bytes at the start of the phase. Steps are
-  // in phase order (format() checked it), so phases are walked by their steps: a phase without
-  // steps changes nothing, and nothing is allocated per phase (the phase count comes from a file).
-  void memory() {
-    for (const RankSchedule& rs : plan_.ranks) {
-      if (full()) return;
-      // free may dip below zero only through a violation, which is reported: use signed.
-      __int128 free = m_.memory[rs.rank];
-      for (std::size_t k = 0; k < rs.steps.size();) {
-        const Phase phase = rs.steps[k].phase;
-        __int128 in = 0, out = 0;
-        for (; k < rs.steps.size() && rs.steps[k].phase == phase; ++k) {
-          if (rs.steps[k].op == Op::recv) in += rs.steps[k].bytes;
-          if (rs.steps[k].op == Op::send) out += rs.steps[k].bytes;
-        }
-        if (in > free) {
-          problem("rule 5: rank " + std::to_string(rs.rank) + " receives " + std::to_string(static_cast<long long>(in)) + " bytes in phase " +
-                  std::to_string(phase) + " with only " + std::to_string(static_cast<long long>(free)) + " bytes free");
-          break;
-        }
-        free += out - in;
+  // in phase order (the format checks saw to it), so phases are walked by their steps: a phase
+  // without steps changes nothing, and nothing is allocated per phase (the phase count comes from
+  // a file). One problem per rank at most.
+  void memory(Rank r, const RankSchedule& rs) {
+    if (memory_.size() >= rules_.max_problems) return;
+    // free may dip below zero only through a violation, which is reported: use signed.
+    __int128 free = m_.memory[r];
+    for (std::size_t k = 0; k < rs.steps.size();) {
+      const Phase phase = rs.steps[k].phase;
+      __int128 in = 0, out = 0;
+      for (; k < rs.steps.size() && rs.steps[k].phase == phase; ++k) {
+        if (rs.steps[k].op == Op::recv) in += rs.steps[k].bytes;
+        if (rs.steps[k].op == Op::send) out += rs.steps[k].bytes;
       }
+      if (in > free) {
+        memory_.push_back("rule 5: rank " + std::to_string(r) + " receives " + std::to_string(static_cast<long long>(in)) + " bytes in phase " +
+                          std::to_string(phase) + " with only " + std::to_string(static_cast<long long>(free)) + " bytes free");
+        return;
+      }
+      free += out - in;
     }
   }
 
-  const Plan& plan_;
+  struct Unmatched {
+    Half half;
+    bool send;
+  };
+  struct Gap {
+    Rank src, dst;
+    Bytes offset, bytes;
+    bool twice;
+    std::uint64_t seq;   // the order found, among the gaps of one message
+  };
+  struct Arrival {
+    Rank src;
+    Bytes offset, bytes;
+  };
+  struct LinkMessage {
+    Phase phase;
+    Rank from, to;
+  };
+
+  const Manifest& mf_;
   const CommMatrix& m_;
   const VerifyRules& rules_;
-  std::vector<std::string> problems_;
-  // The matrix by column: entries in (dst, src) order, each with its source and message number.
-  std::vector<std::int64_t> col_start_;
-  std::vector<Rank> col_src_;
-  std::vector<std::uint32_t> col_msg_;
-  std::vector<std::uint32_t> row_at_, col_at_;   // the bound rank's row and column (bind())
-  // A message (collect_messages()): the run of rank `from`'s send steps to `to` in `phase`
-  // that begins at steps[first].
-  struct Message { Phase phase; Rank from, to; std::uint32_t first; };
-  std::vector<Message> messages_;                   // in (phase, from, to) order
-  std::vector<std::pair<Half, bool>> unmatched_;   // matching(): true for a send
-  std::vector<std::size_t> sends_, recvs_;          // merge()'s scratch
-  std::vector<std::string> held_;                // rule 2 and 6 problems, in rank order
+  const Rank p_;
+  const std::string fp_;
+  MatrixColumns own_columns_;
+  const MatrixColumns* columns_ = nullptr;
+  std::size_t count_ = 0;                       // rank schedules added
+  std::vector<std::string> head_, format_;      // the manifest's problems; the ranks' format problems
+  Bytes staging_max_ = 0;
+  std::vector<std::uint32_t> row_at_, col_at_;  // the bound rank's row and column (bind())
+  std::vector<std::vector<Kept>> kept_sends_, kept_recvs_;
+  Cursors send_cursors_, recv_cursors_;
+  std::vector<std::size_t> mine_, theirs_;         // match()'s scratch
+  std::vector<Arrival> arrivals_;                  // delivery()'s scratch
+  std::vector<Rank> seen_;                         // delivery(): per src, the rank that last saw its arrival
+  std::vector<LinkMessage> links_;
+  Least<Unmatched, bool (*)(const Unmatched&, const Unmatched&)> unmatched_;
+  Least<Excess, decltype(&by_phase_rank)> excess_out_, excess_in_;
+  Least<Gap, bool (*)(const Gap&, const Gap&)> gaps_;
+  std::uint64_t gap_seq_ = 0;
+  std::vector<std::string> held_, memory_;         // rule 2 and 6 problems, rule 5 problems, in rank order
 };
 
-}  // namespace
+PlanVerifier::PlanVerifier(const Manifest& manifest, const CommMatrix& m, const VerifyRules& rules, const MatrixColumns* columns,
+                           std::string fingerprint)
+    : impl_(std::make_unique<Impl>(manifest, m, rules, columns, std::move(fingerprint))) {}
+PlanVerifier::~PlanVerifier() = default;
+void PlanVerifier::add(const RankSchedule& rs) { impl_->add(rs); }
+std::vector<std::string> PlanVerifier::finish() { return impl_->finish(); }
 
 std::vector<std::string> verify(const Plan& plan, const CommMatrix& m, const VerifyRules& rules) {
-  return Checker(plan, m, rules).run();
+  PlanVerifier v(plan.manifest, m, rules);
+  for (const RankSchedule& rs : plan.ranks) v.add(rs);
+  return v.finish();
 }
 
 const char* to_string(Contention c) {

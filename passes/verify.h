@@ -14,6 +14,7 @@
 #include "ir/schedule.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,35 @@ struct VerifyRules {
   std::size_t max_problems = 10;  // stop collecting after this many
 };
 
-// Empty when the plan is valid; else one line per problem found, rule number first.
+// The verifier, fed one rank schedule at a time: add() each in rank order, then finish(). The
+// plan is never held: a rank's own rules (1, 2, 4 at its ports, 5, 6 and the format) are checked
+// as it comes, and for rule 3 the verifier keeps, of each transfer, the half seen first (32
+// bytes) until its other end comes; the link rule keeps one 12-byte entry per message. It reads
+// only what it is given and the matrix, never what the passes built.
+class PlanVerifier {
+ public:
+  // `manifest`: its ranks, phases and matrix_fingerprint are read now, its staging_bytes_max in
+  // finish(); it must outlive the verifier. `columns` (matrix_columns(m)) and `fingerprint`
+  // (matrix_fingerprint(m)) when the caller has them, else computed here; `columns` must
+  // outlive the verifier.
+  PlanVerifier(const Manifest& manifest, const CommMatrix& m, const VerifyRules& rules, const MatrixColumns* columns = nullptr,
+               std::string fingerprint = {});
+  ~PlanVerifier();
+  PlanVerifier(const PlanVerifier&) = delete;
+  PlanVerifier& operator=(const PlanVerifier&) = delete;
+
+  // The next rank schedule: the k-th call gives rank k's.
+  void add(const RankSchedule& rs);
+  // Empty when the plan is valid; else one line per problem found, rule number first, at most
+  // rules.max_problems.
+  std::vector<std::string> finish();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The whole plan at once, through a PlanVerifier.
 std::vector<std::string> verify(const Plan& plan, const CommMatrix& m, const VerifyRules& rules);
 
 const char* to_string(Contention c);
