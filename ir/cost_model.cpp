@@ -1,5 +1,7 @@
 #include "ir/cost_model.h"
 
+#include "ir/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,22 +23,7 @@ double synchronous_cost_s(const std::vector<Bytes>& largest, const CostOptions& 
 
 double schedule_estimate_s(const Schedule& s, const CostOptions& c) { return synchronous_cost_s(phase_max_piece(s), c); }
 
-std::vector<Bytes> phase_max_message(const Plan& plan) {
-  std::vector<Bytes> out(plan.manifest.phases, 0);
-  for (const RankSchedule& r : plan.ranks) {
-    // Steps are in (phase, op, peer) order: the sends to one peer in one phase are adjacent.
-    Bytes run = 0;
-    const Step* prev = nullptr;
-    for (const Step& s : r.steps) {
-      if (s.op != Op::send) continue;
-      if (prev && prev->phase == s.phase && prev->peer == s.peer) run += s.bytes;
-      else run = s.bytes;
-      out[s.phase] = std::max(out[s.phase], run);
-      prev = &s;
-    }
-  }
-  return out;
-}
+std::vector<Bytes> phase_max_message(const Plan& plan) { return PlanTraffic(plan, false).phase_max(); }
 
 double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptions& c, const Topology& topo) {
   Bytes busiest = 0;
@@ -60,8 +47,8 @@ namespace {
 using Msg = PlanMessage;
 
 // The messages of a plan (ir/network_sim.h), in phase order.
-std::vector<Msg> messages_by_phase(const Plan& plan) {
-  std::vector<Msg> msgs = plan_messages(plan);
+std::vector<Msg> messages_by_phase(const PlanTraffic& plan) {
+  std::vector<Msg> msgs = plan.messages();
   std::stable_sort(msgs.begin(), msgs.end(), [](const Msg& a, const Msg& b) { return a.phase < b.phase; });
   return msgs;
 }
@@ -72,10 +59,10 @@ struct LinkShare {
   std::vector<Bytes> message, phase;
 };
 
-LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topology& topo) {
+LinkShare link_share(const PlanTraffic& plan, const std::vector<Msg>& msgs, const Topology& topo) {
   LinkShare out;
   if (topo.kind() == Topology::Kind::full) return out;
-  out.phase.assign(plan.manifest.phases, 0);
+  out.phase.assign(plan.phases(), 0);
   out.message.assign(msgs.size(), 0);
   std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
   std::vector<std::int64_t> links, touched;
@@ -103,7 +90,11 @@ LinkShare link_share(const Plan& plan, const std::vector<Msg>& msgs, const Topol
 }  // namespace
 
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
-  std::vector<Bytes> largest = phase_max_message(plan);
+  return synchronous_estimate_s(PlanTraffic(plan), c, topo);
+}
+
+double synchronous_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
+  std::vector<Bytes> largest = plan.phase_max();
   if (topo.kind() != Topology::Kind::full) {
     const LinkShare link = link_share(plan, messages_by_phase(plan), topo);
     for (std::size_t k = 0; k < largest.size(); ++k)
@@ -112,10 +103,13 @@ double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topo
   return synchronous_cost_s(largest, c);
 }
 
-double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
+double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) { return loose_estimate_s(PlanTraffic(plan), c, topo); }
+
+double loose_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
+  commfit_assert(!plan.messages_dropped(), "loose_estimate_s", "the plan's messages were not kept");
   const std::vector<Msg> msgs = messages_by_phase(plan);
   const LinkShare link = link_share(plan, msgs, topo);
-  std::vector<double> ready(plan.ranks.size(), 0.0), finish(plan.ranks.size(), 0.0);
+  std::vector<double> ready(static_cast<std::size_t>(plan.ranks()), 0.0), finish(static_cast<std::size_t>(plan.ranks()), 0.0);
   for (std::size_t k = 0; k < msgs.size();) {
     // Every message of the phase starts from its ends' finish times of the phases before.
     const std::size_t begin = k;
@@ -134,42 +128,24 @@ double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& 
   return ready.empty() ? 0.0 : *std::max_element(ready.begin(), ready.end());
 }
 
-double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) {
-  std::vector<std::int64_t> in_msgs(plan.ranks.size(), 0);
-  std::vector<Bytes> in_bytes(plan.ranks.size(), 0);
+double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) { return async_estimate_s(PlanTraffic(plan), c, topo); }
+
+double async_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
   double worst = 0;
-  for (const RankSchedule& r : plan.ranks) {
-    std::int64_t out_msgs = 0;
-    Bytes out_bytes = 0;
-    const Step* prev = nullptr;
-    for (const Step& s : r.steps) {
-      if (s.op != Op::send) continue;
-      if (!prev || prev->phase != s.phase || prev->peer != s.peer) ++out_msgs;
-      out_bytes += s.bytes;
-      prev = &s;
-    }
-    prev = nullptr;
-    for (const Step& s : r.steps) {
-      if (s.op != Op::recv) continue;
-      if (!prev || prev->phase != s.phase || prev->peer != s.peer) ++in_msgs[r.rank];
-      in_bytes[r.rank] += s.bytes;
-      prev = &s;
-    }
-    worst = std::max(worst, static_cast<double>(out_msgs) * c.tau_s + static_cast<double>(out_bytes) / c.bandwidth_Bps);
-  }
-  for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-    worst = std::max(worst, static_cast<double>(in_msgs[r]) * c.tau_s + static_cast<double>(in_bytes[r]) / c.bandwidth_Bps);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r)
+    worst = std::max(worst, static_cast<double>(plan.runs_out()[r]) * c.tau_s + static_cast<double>(plan.bytes_out()[r]) / c.bandwidth_Bps);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r)
+    worst = std::max(worst, static_cast<double>(plan.runs_in()[r]) * c.tau_s + static_cast<double>(plan.bytes_in()[r]) / c.bandwidth_Bps);
   if (topo.kind() != Topology::Kind::full) {
     // All phases at once: a link carries everything routed over it.
+    commfit_assert(!plan.messages_dropped(), "async_estimate_s", "the plan's messages were not kept");
     Bytes busiest = 0;
     std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
     std::vector<std::int64_t> links;
-    for (const RankSchedule& r : plan.ranks)
-      for (const Step& s : r.steps)
-        if (s.op == Op::send) {
-          topo.route(r.rank, s.peer, links);
-          for (std::int64_t l : links) busiest = std::max(busiest, load[static_cast<std::size_t>(l)] += s.bytes);
-        }
+    for (const Msg& m : plan.messages()) {
+      topo.route(m.from, m.to, links);
+      for (std::int64_t l : links) busiest = std::max(busiest, load[static_cast<std::size_t>(l)] += m.bytes);
+    }
     if (busiest > 0) worst = std::max(worst, c.tau_s + static_cast<double>(busiest) / c.bandwidth_Bps);
   }
   return worst;
@@ -249,22 +225,25 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
   return std::max(posting, latency + o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
 }
 
-bool plan_relays(const Plan& plan, const CommMatrix& m) {
-  Bytes sent = 0, direct = 0;
-  for (const RankSchedule& r : plan.ranks)
-    for (const Step& s : r.steps)
-      if (s.op == Op::send) sent += s.bytes;
+bool plan_relays(const Plan& plan, const CommMatrix& m) { return plan_relays(PlanTraffic(plan, false), m); }
+
+bool plan_relays(const PlanTraffic& plan, const CommMatrix& m) {
+  Bytes direct = 0;
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i != j) direct += b;
   });
-  return sent > direct;
+  return plan.sent_bytes() > direct;
 }
 
 double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated) {
+  return plan_estimate_s(PlanTraffic(plan, topo.kind() != Topology::Kind::full), m, c, topo, simulated);
+}
+
+double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated) {
   const SimResult sim = simulate_plan(plan, c.tau_s, c.bandwidth_Bps, c.network, topo);
   if (simulated) *simulated = sim.simulated;
   if (sim.simulated) return sim.seconds;
-  const double analytic = plan.manifest.phases <= 1 ? async_estimate_s(plan, c, topo) : synchronous_estimate_s(plan, c, topo);
+  const double analytic = plan.phases() <= 1 ? async_estimate_s(plan, c, topo) : synchronous_estimate_s(plan, c, topo);
   return std::max(analytic, network_lower_bound_s(m, c, topo, plan_relays(plan, m)));
 }
 

@@ -23,6 +23,9 @@ struct CostOptions {
 // beyond its work limit the analytic estimate below (synchronous or async), never less than
 // network_lower_bound_s. `simulated` (when given) says which.
 double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated = nullptr);
+// The same from a plan's traffic, gathered as the plan was made (its messages kept when topo has
+// links).
+double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated = nullptr);
 
 // A lower bound of every plan's simulated time under the network model, with L = tau - 2 o the
 // latency of a message between nodes, L_0 the shortest latency of any message (intra_latency_s
@@ -43,6 +46,7 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
 // True when the plan forwards bytes through intermediaries (it sends more bytes over the network
 // than the matrix holds).
 bool plan_relays(const Plan& plan, const CommMatrix& m);
+bool plan_relays(const PlanTraffic& plan, const CommMatrix& m);
 
 // h * tau + t / bandwidth.
 double lower_bound_s(const TrafficStats& s, const CostOptions& c);
@@ -68,6 +72,7 @@ double schedule_estimate_s(const Schedule& s, const CostOptions& c);
 // With a topology, messages that share a link in a phase share its bandwidth: a phase lasts
 // tau + mu * max(largest message, most loaded link of the phase).
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
+double synchronous_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Loosely synchronous (no barrier between phases; the critical path): every rank runs its
 // phases in order and starts phase k when it has finished its own messages of phase k - 1; a
@@ -77,6 +82,7 @@ double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topo
 // the result is at most synchronous_estimate_s; for a plan with one message per port per phase
 // (direct) it is at least the busiest port's messages x tau + bytes x mu.
 double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
+double loose_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Posting everything at once (AC, Ranka-Wang §3): each rank pays tau per message and mu per byte
 // through its injection port (sends) and, independently, its ejection port (receives); the
@@ -85,6 +91,7 @@ double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& 
 // h tau + t mu, which takes its two maxima over different ranks.
 // With a topology the busiest link counts too: max(ports, max link bytes * mu + tau).
 double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
+double async_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Bytes of the largest message (per-pair total) of each phase; 0 for a phase without traffic.
 std::vector<Bytes> phase_max_message(const Plan& plan);

@@ -76,7 +76,7 @@ struct Event {
 
 class Simulation {
  public:
-  Simulation(const Plan& plan, double tau, double bandwidth, const NetworkOptions& net, const Topology& topo, std::uint64_t work_limit)
+  Simulation(const PlanTraffic& plan, double tau, double bandwidth, const NetworkOptions& net, const Topology& topo, std::uint64_t work_limit)
       : topo_(topo), bw_(bandwidth), net_(net), work_limit_(work_limit) {
     o_ = sim_overhead_s(tau, net);
     window_ = o_ / 20;
@@ -84,7 +84,7 @@ class Simulation {
     intra_lat_ = std::max(0.0, net.intra_latency_s);
     intra_bw_ = net.intra_bandwidth_Bps > 0 ? net.intra_bandwidth_Bps : bandwidth;
     per_node_ = topo.ranks_per_node();
-    p_ = static_cast<Rank>(plan.ranks.size());
+    p_ = plan.ranks();
     collect(plan);
   }
 
@@ -135,16 +135,14 @@ class Simulation {
   }
 
  private:
-  void collect(const Plan& plan) {
+  void collect(const PlanTraffic& plan) {
     lists_.resize(static_cast<std::size_t>(p_));
-    msgs_ = plan_messages(plan);
-    if (msgs_.size() > kSimulationMessages) {   // not simulated: build nothing for it
+    if (plan.messages_dropped() || plan.messages().size() > kSimulationMessages) {   // not simulated: build nothing for it
       too_large_ = true;
-      std::vector<Message>().swap(msgs_);
       return;
     }
-    win_.assign(static_cast<std::size_t>(p_), 0);
-    for (const RankSchedule& rs : plan.ranks) win_[rs.rank] = rs.max_outstanding;
+    msgs_ = plan.messages();
+    win_ = plan.windows();
     wops_.assign(static_cast<std::size_t>(p_), {});
     wcur_.assign(static_cast<std::size_t>(p_), 0);
     wfly_.assign(static_cast<std::size_t>(p_), 0);
@@ -747,37 +745,73 @@ class Simulation {
 
 }  // namespace
 
-std::vector<PlanMessage> plan_messages(const Plan& plan) {
-  std::vector<PlanMessage> msgs;
-  for (const RankSchedule& r : plan.ranks) {
-    // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
-    const std::size_t n = r.steps.size();
-    for (std::size_t k = 0; k < n;) {
-      const Step& s = r.steps[k];
-      if (s.op != Op::send) {
-        ++k;
-        continue;
+std::vector<PlanMessage> plan_messages(const Plan& plan) { return PlanTraffic(plan).messages(); }
+
+PlanTraffic::PlanTraffic(Rank ranks, Phase phases, bool keep_messages)
+    : ranks_(ranks), phases_(phases), keep_(keep_messages), windows_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
+      bytes_out_(static_cast<std::size_t>(ranks), 0), bytes_in_(static_cast<std::size_t>(ranks), 0), runs_out_(static_cast<std::size_t>(ranks), 0),
+      runs_in_(static_cast<std::size_t>(ranks), 0) {}
+
+PlanTraffic::PlanTraffic(const Plan& plan, bool keep_messages)
+    : PlanTraffic(static_cast<Rank>(plan.ranks.size()), plan.manifest.phases, keep_messages) {
+  for (const RankSchedule& rs : plan.ranks) add(rs);
+}
+
+void PlanTraffic::add(const RankSchedule& r) {
+  commfit_assert(r.rank >= 0 && r.rank < ranks_, "PlanTraffic", "a rank schedule of another plan");
+  windows_[r.rank] = r.max_outstanding;
+  // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
+  const std::size_t n = r.steps.size();
+  for (std::size_t k = 0; k < n;) {
+    const Step& s = r.steps[k];
+    if (s.op != Op::send) {
+      if (s.op == Op::recv) {
+        if (k == 0 || r.steps[k - 1].op != Op::recv || r.steps[k - 1].phase != s.phase || r.steps[k - 1].peer != s.peer) ++runs_in_[r.rank];
+        bytes_in_[r.rank] += s.bytes;
       }
-      std::size_t end = k + 1, pieces = 1;
-      Bytes total = s.bytes;
-      for (; end < n && (r.steps[end].op != Op::send || (r.steps[end].phase == s.phase && r.steps[end].peer == s.peer)); ++end)
-        if (r.steps[end].op == Op::send) total += r.steps[end].bytes, ++pieces;
+      ++k;
+      continue;
+    }
+    std::size_t end = k + 1, pieces = 1;
+    Bytes total = s.bytes;
+    for (; end < n && (r.steps[end].op != Op::send || (r.steps[end].phase == s.phase && r.steps[end].peer == s.peer)); ++end) {
+      const Step& x = r.steps[end];
+      if (x.op == Op::send) {
+        total += x.bytes, ++pieces;
+      } else if (x.op == Op::recv) {
+        if (r.steps[end - 1].op != Op::recv || r.steps[end - 1].phase != x.phase || r.steps[end - 1].peer != x.peer) ++runs_in_[r.rank];
+        bytes_in_[r.rank] += x.bytes;
+      }
+    }
+    ++runs_out_[r.rank];
+    bytes_out_[r.rank] += total;
+    sent_ += total;
+    if (s.phase < phases_) phase_max_[s.phase] = std::max(phase_max_[s.phase], total);
+    if (!dropped_) {
       if (pieces == 1 || total <= kCoalesceBytes) {
-        msgs.push_back({s.phase, r.rank, s.peer, total});
+        messages_.push_back({s.phase, r.rank, s.peer, total});
       } else {
         for (std::size_t i = k; i < end; ++i)
-          if (r.steps[i].op == Op::send) msgs.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
+          if (r.steps[i].op == Op::send) messages_.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
       }
-      k = end;
+      if (!keep_ && messages_.size() > kSimulationMessages) {   // too many to simulate, and nothing else reads them
+        dropped_ = true;
+        std::vector<PlanMessage>().swap(messages_);
+      }
     }
+    k = end;
   }
-  return msgs;
+}
+
+SimResult simulate_plan(const PlanTraffic& traffic, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
+                        std::uint64_t work_limit) {
+  Simulation sim(traffic, tau_s, bandwidth_Bps, net, topo, work_limit);
+  return sim.run();
 }
 
 SimResult simulate_plan(const Plan& plan, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
                         std::uint64_t work_limit) {
-  Simulation sim(plan, tau_s, bandwidth_Bps, net, topo, work_limit);
-  return sim.run();
+  return simulate_plan(PlanTraffic(plan, false), tau_s, bandwidth_Bps, net, topo, work_limit);
 }
 
 }  // namespace commfit

@@ -104,6 +104,48 @@ struct PlanMessage {
 };
 std::vector<PlanMessage> plan_messages(const Plan& plan);
 
+// A plan as the cost model reads it, gathered one rank schedule at a time so that the pipeline
+// need not hold a large plan (planner/pipeline.h): its messages as the executor sends them (the
+// list plan_messages gives), each rank's request window, the largest message of each phase, and
+// each rank's messages and bytes out and in. A message here is all pieces one rank sends another
+// in one phase (a run of send steps); `messages` splits it as the executor does (above). The list
+// is dropped once it holds more than kSimulationMessages messages (a plan too large to simulate)
+// unless `keep_messages` says the estimates need it (a topology with links routes each one).
+class PlanTraffic {
+ public:
+  PlanTraffic(Rank ranks, Phase phases, bool keep_messages);
+  // A whole plan's.
+  explicit PlanTraffic(const Plan& plan, bool keep_messages = true);
+
+  // The rank schedules in rank order.
+  void add(const RankSchedule& rs);
+
+  Rank ranks() const { return ranks_; }
+  Phase phases() const { return phases_; }
+  // Empty once dropped (messages_dropped()).
+  const std::vector<PlanMessage>& messages() const { return messages_; }
+  bool messages_dropped() const { return dropped_; }
+  const std::vector<std::uint32_t>& windows() const { return windows_; }   // per rank, max_outstanding
+  const std::vector<Bytes>& phase_max() const { return phase_max_; }      // per phase, its largest message
+  // Per rank: messages sent and received (runs of one phase and peer) and their bytes.
+  const std::vector<std::int64_t>& runs_out() const { return runs_out_; }
+  const std::vector<std::int64_t>& runs_in() const { return runs_in_; }
+  const std::vector<Bytes>& bytes_out() const { return bytes_out_; }
+  const std::vector<Bytes>& bytes_in() const { return bytes_in_; }
+  Bytes sent_bytes() const { return sent_; }
+
+ private:
+  Rank ranks_;
+  Phase phases_;
+  bool keep_;
+  bool dropped_ = false;
+  std::vector<PlanMessage> messages_;
+  std::vector<std::uint32_t> windows_;
+  std::vector<Bytes> phase_max_, bytes_out_, bytes_in_;
+  std::vector<std::int64_t> runs_out_, runs_in_;
+  Bytes sent_ = 0;
+};
+
 struct SimResult {
   double seconds = 0;
   // False when the plan was too large to simulate (more than kSimulationMessages messages, or the
@@ -119,6 +161,8 @@ inline constexpr std::size_t kSimulationMessages = std::size_t{1} << 18;
 
 // tau and bandwidth as in CostOptions (ir/cost_model.h).
 SimResult simulate_plan(const Plan& plan, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
+                        std::uint64_t work_limit = kSimulationWork);
+SimResult simulate_plan(const PlanTraffic& traffic, double tau_s, double bandwidth_Bps, const NetworkOptions& net, const Topology& topo,
                         std::uint64_t work_limit = kSimulationWork);
 
 // The overhead the simulation uses: net.overhead_s, or tau / 4 when unset, never above tau / 2.
