@@ -24,6 +24,22 @@ namespace commfit {
 // The schedule as text, one transfer a line: what --print-after prints.
 std::string format_schedule(const Schedule& s);
 
+// What the lowering and the verifier read of the matrix besides the matrix: its columns and
+// fingerprint, computed once per plan.
+struct MatrixReading {
+  MatrixColumns columns;
+  std::string fingerprint;
+};
+
+// Lowers `s` rank by rank (passes/lower.h) and verifies the plan as it streams by, never holding
+// it: each rank's schedule, with the plan's request window `window`, goes to the verifier and
+// then to `each`, which may move it away. `mf` gets the plan's ranks, phases, fingerprint and
+// staging_bytes_max; the seconds spent lowering and verifying are added to `lower_s` and
+// `verify_s`. Returns the verifier's problems (empty: the plan is valid).
+std::vector<std::string> lower_and_verify(const Schedule& s, const CommMatrix& m, const MatrixReading& reading, const VerifyRules& rules,
+                                          std::uint32_t window, Manifest& mf, const std::function<void(RankSchedule&)>& each, double& lower_s,
+                                          double& verify_s);
+
 class PassRunner {
  public:
   // `links`: the machine has shared links (a link rule is then more than the node rule).
@@ -36,6 +52,20 @@ class PassRunner {
   VerifyRules rules;
   // Told each pass's name as it starts (PlanOptions::progress).
   std::function<void(const std::string&)> progress;
+
+  // The matrix's columns and fingerprint, computed on first use.
+  const MatrixReading& reading() {
+    if (!reading_) reading_ = MatrixReading{matrix_columns(m_), matrix_fingerprint(m_)};
+    return *reading_;
+  }
+
+  // A pass timed and logged by the caller (the lowering and the verifier run interleaved, rank
+  // by rank): its log line.
+  void log(Pass p, double seconds) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: %.3f s", pass_entry(p).entry.name, seconds);
+    if (report_) report_->log.push_back(line);
+  }
 
   template <class F>
   auto run(Pass p, F&& pass) {
@@ -69,7 +99,9 @@ class PassRunner {
     if (entry.contention) rules.contention = *entry.contention == Contention::link && !links_ ? Contention::node : *entry.contention;
     if (entry.contention || entry.memory) rules.memory = entry.memory;
     if (verify_each_) {
-      const auto problems = verify(lower(s, m_), m_, rules);
+      Manifest mf;
+      double lower_s = 0, verify_s = 0;
+      const auto problems = lower_and_verify(s, m_, reading(), rules, 0, mf, {}, lower_s, verify_s);
       if (!problems.empty()) internal_error(entry.entry.name, "the schedule fails verification: " + problems.front());
       log += ", verified";
     }
@@ -81,6 +113,7 @@ class PassRunner {
   bool links_;
   std::string print_after_;
   PlanReport* report_;
+  std::optional<MatrixReading> reading_;
 };
 
 }  // namespace commfit

@@ -47,8 +47,13 @@ bool verify_each_by_default() {
 #endif
 }
 
-Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* report) {
-  if (o.strategy == "auto") return make_auto_plan(matrix, o, report);
+Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sink, PlanReport* report) {
+  if (o.strategy == "auto") {
+    Plan plan = make_auto_plan(matrix, o, report);
+    for (RankSchedule& rs : plan.ranks) sink.rank(std::move(rs));
+    sink.finish(plan.manifest);
+    return plan.manifest;
+  }
   const Strategy* strategy = find_strategy(o.strategy);
   if (!strategy) {
     std::vector<std::string> names{"auto"};
@@ -90,17 +95,30 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
   // 1. The strategy's passes: matrix -> schedule. From here on passes.rules are the rules its
   // last schedule-producing pass guarantees (the pass table's entries).
   StrategyOutput s = strategy->run(m, o, passes);
-  // 2. Lower to per-rank steps (staging offsets), 3. verify: no plan leaves unverified.
-  Plan plan = passes.run(Pass::lower, [&] { return lower(s.schedule, m); });
-  s.schedule = Schedule{};   // from here on the plan says it all: the schedule's memory goes
-  for (RankSchedule& rs : plan.ranks) rs.max_outstanding = s.max_outstanding;
-  const auto problems = passes.run(Pass::verify, [&] { return verify(plan, m, passes.rules); });
-  if (!problems.empty()) internal_error("make_plan", "the final plan fails verification: " + problems.front());
-  if (plan.manifest.phases > kMaxPhases)   // plan readers refuse more (ir/plan.h)
-    throw UsageError("the plan has " + std::to_string(plan.manifest.phases) + " phases, more than the " + std::to_string(kMaxPhases) +
+  const Phase phases = std::max<Phase>(s.schedule.phases, s.schedule.copies.empty() ? 0 : 1);
+  if (phases > kMaxPhases)   // plan readers refuse more (ir/plan.h)
+    throw UsageError("the plan has " + std::to_string(phases) + " phases, more than the " + std::to_string(kMaxPhases) +
                      " plan files may hold: choose a larger --chunk or another strategy");
+  // 2. Lower to per-rank steps (staging offsets) and 3. verify, rank by rank: each rank's schedule
+  // goes on to the sink as it is made, the cost model gathers its traffic and the plan hash its
+  // term. No plan leaves unverified: the sink sees the manifest only after the verifier passed.
+  Manifest mf;
+  PlanTraffic traffic(m.ranks, phases, o.topology.kind() != Topology::Kind::full);
+  PlanHash hash;
+  double lower_s = 0, verify_s = 0;
+  if (passes.progress) passes.progress(pass_entry(Pass::lower).entry.name);
+  const auto problems = lower_and_verify(s.schedule, m, passes.reading(), passes.rules, s.max_outstanding, mf,
+                                         [&](RankSchedule& rs) {
+                                           traffic.add(rs);
+                                           hash.add(rs);
+                                           sink.rank(std::move(rs));
+                                         },
+                                         lower_s, verify_s);
+  passes.log(Pass::lower, lower_s);
+  passes.log(Pass::verify, verify_s);
+  if (!problems.empty()) internal_error("make_plan", "the final plan fails verification: " + problems.front());
+  s.schedule = Schedule{};   // from here on the plan says it all: the schedule's memory goes
 
-  Manifest& mf = plan.manifest;
   mf.strategy = o.strategy;
   mf.options = std::move(s.options);
   mf.options["tau_s"] = o.cost.tau_s;
@@ -123,15 +141,40 @@ Plan make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanReport* repor
     mf.options["intra_bandwidth_Bps"] = o.cost.network.intra_bandwidth_Bps;
   }
   bool simulated = false;
-  mf.cost.estimate_s = plan_estimate_s(plan, m, o.cost, o.topology, &simulated);
+  mf.cost.estimate_s = plan_estimate_s(traffic, m, o.cost, o.topology, &simulated);
   if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";
-  mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(plan, m));
+  mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(traffic, m));
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
-  mf.plan_hash = plan_hash(plan.ranks);
+  mf.plan_hash = hash.value();
   if (report) {
     report->h = stats.h;
     report->t = stats.t;
   }
+  sink.finish(mf);
+  return mf;
+}
+
+namespace {
+
+// Keeps the plan: make_plan's second form.
+class KeepPlan : public PlanSink {
+ public:
+  explicit KeepPlan(Plan& plan) : plan_(plan) {}
+  void rank(RankSchedule&& rs) override { plan_.ranks.push_back(std::move(rs)); }
+  void finish(const Manifest& m) override { plan_.manifest = m; }
+
+ private:
+  Plan& plan_;
+};
+
+}  // namespace
+
+Plan make_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* report) {
+  if (o.strategy == "auto") return make_auto_plan(m, o, report);
+  Plan plan;
+  plan.ranks.reserve(static_cast<std::size_t>(m.ranks));
+  KeepPlan keep(plan);
+  make_plan(m, o, keep, report);
   return plan;
 }
 

@@ -53,8 +53,23 @@ struct PlanReport {
 // COMMFIT_VERIFY_EACH to anything but "" or "0" (the test suite does).
 bool verify_each_by_default();
 
+// Where a plan goes as make_plan makes it: each rank schedule in rank order as soon as it is
+// lowered (the whole plan is never held), then, once every rank has passed the verifier, the
+// manifest. A plan that fails verification is an internal error thrown before finish(): a sink
+// that writes files keeps them out of sight until finish() (backends/plan_binary.h writes a
+// temporary file and renames it).
+class PlanSink {
+ public:
+  virtual ~PlanSink() = default;
+  // May move the schedule away.
+  virtual void rank(RankSchedule&& rs) = 0;
+  virtual void finish(const Manifest& m) = 0;
+};
+
 // Runs the strategy's passes, lowers, verifies; throws UsageError for options it cannot honour.
-// A plan that fails verification is an internal error (it never leaves this function).
+// A plan that fails verification is an internal error (it never leaves this function). The
+// first form streams the plan into `sink` and returns its manifest; the second keeps it.
+Manifest make_plan(const CommMatrix& m, const PlanOptions& options, PlanSink& sink, PlanReport* report = nullptr);
 Plan make_plan(const CommMatrix& m, const PlanOptions& options, PlanReport* report = nullptr);
 
 }  // namespace commfit
