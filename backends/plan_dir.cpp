@@ -18,6 +18,10 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 namespace commfit {
@@ -507,40 +511,114 @@ std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir_in)
   return dir;
 }
 
-void write_plan_dir(const Plan& plan, const std::filesystem::path& dir_in, unsigned threads) {
-  namespace fs = std::filesystem;
-  const fs::path dir = check_plan_dir_output(dir_in);   // checked again at the swap
-  std::error_code ec;
-  clean_stale_temps(dir);
-  const fs::path tmp = temp_sibling(dir);
-  const TempPathGuard guard(tmp.string());   // from here an interrupt removes the partial plan
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec)) throw UsageError("cannot create " + tmp.string() + ": " + ec.message());
-  try {
-    write_file(tmp / "manifest.json", manifest_json(plan.manifest));
-    // Contiguous ranges of ranks, one per thread; the first error any thread meets is rethrown.
-    const std::size_t n = plan.ranks.size(), t = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, n / 64));
-    std::vector<std::exception_ptr> errors(t);
-    auto write_range = [&](std::size_t k) {
-      try {
-        for (std::size_t r = n * k / t; r < n * (k + 1) / t; ++r)
-          write_file(tmp / rank_file_name(plan.ranks[r].rank, plan.manifest.ranks), rank_schedule_json(plan.ranks[r]));
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    };
-    {
-      std::vector<std::jthread> workers;
-      for (std::size_t k = 1; k < t; ++k) workers.emplace_back(write_range, k);
-      write_range(0);
-    }
-    for (const std::exception_ptr& e : errors)
-      if (e) std::rethrow_exception(e);
-    publish_directory(tmp, dir, refuse_unless_plan_dir);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
+class PlanDirWriter::Impl {
+ public:
+  Impl(const std::filesystem::path& dir_in, Rank ranks, unsigned threads) : dir_(check_plan_dir_output(dir_in)), ranks_(ranks) {   // checked again at the swap
+    namespace fs = std::filesystem;
+    clean_stale_temps(dir_);
+    tmp_ = temp_sibling(dir_);
+    guard_.emplace(tmp_.string());   // from here an interrupt removes the partial plan
+    std::error_code ec;
+    fs::remove_all(tmp_, ec);
+    if (!fs::create_directory(tmp_, ec)) throw UsageError("cannot create " + tmp_.string() + ": " + ec.message());
+    // Threads only pay for many ranks: a few dozen files are written faster by one.
+    const Rank writers = std::clamp<Rank>(ranks / 64, 1, static_cast<Rank>(std::max(threads, 1u)));
+    for (Rank k = 1; k < writers; ++k) workers_.emplace_back([this] { work(); });
   }
+
+  ~Impl() {
+    if (!published_) {   // abandoned: the schedules still queued are not written
+      std::lock_guard lock(mutex_);
+      queue_.clear();
+    }
+    stop();
+    if (!published_) {
+      std::error_code ec;
+      std::filesystem::remove_all(tmp_, ec);
+    }
+  }
+
+  void add(RankSchedule&& rs) {
+    if (workers_.empty()) return write(rs);
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return queue_.size() < kQueued || error_; });
+    if (error_) std::rethrow_exception(error_);
+    queue_.push_back(std::move(rs));
+    ready_.notify_one();
+  }
+
+  void finish(const Manifest& m) {
+    stop();
+    if (error_) std::rethrow_exception(error_);
+    try {
+      write_file(tmp_ / "manifest.json", manifest_json(m));
+      publish_directory(tmp_, dir_, refuse_unless_plan_dir);
+      published_ = true;
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove_all(tmp_, ec);
+      throw;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kQueued = 64;   // schedules waiting for a writing thread, at most
+
+  void write(const RankSchedule& rs) { write_file(tmp_ / rank_file_name(rs.rank, ranks_), rank_schedule_json(rs)); }
+
+  // A writing thread: schedules from the queue until stop(); the first error stops the writing.
+  void work() {
+    for (;;) {
+      RankSchedule item;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty()) return;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+        room_.notify_one();
+      }
+      try {
+        write(item);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        room_.notify_all();
+      }
+    }
+  }
+
+  // Lets the threads drain the queue and end.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    workers_.clear();   // joins
+  }
+
+  std::filesystem::path dir_, tmp_;
+  Rank ranks_;
+  std::optional<TempPathGuard> guard_;
+  bool published_ = false;
+  std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::deque<RankSchedule> queue_;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::vector<std::jthread> workers_;
+};
+
+PlanDirWriter::PlanDirWriter(const std::filesystem::path& dir, Rank ranks, unsigned threads) : impl_(std::make_unique<Impl>(dir, ranks, threads)) {}
+PlanDirWriter::~PlanDirWriter() = default;
+void PlanDirWriter::add(RankSchedule&& rs) { impl_->add(std::move(rs)); }
+void PlanDirWriter::finish(const Manifest& m) { impl_->finish(m); }
+
+void write_plan_dir(const Plan& plan, const std::filesystem::path& dir, unsigned threads) {
+  PlanDirWriter writer(dir, plan.manifest.ranks, threads);
+  for (const RankSchedule& rs : plan.ranks) writer.add(RankSchedule(rs));
+  writer.finish(plan.manifest);
 }
 
 }  // namespace commfit

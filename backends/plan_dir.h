@@ -7,6 +7,7 @@
 #include "ir/plan.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -40,10 +41,33 @@ void refuse_unless_plan_dir(const std::filesystem::path& dir);
 // directory, refuse_unless_plan_dir. Returns the directory (a trailing '/' dropped).
 std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir);
 
-// Writes to a temporary sibling, then swaps it in (backends/atomic_output.h): a reader of `dir`
-// sees the old plan or the new one. Refuses to replace anything refuse_unless_plan_dir refuses.
-// The rank files are formatted and written by `threads` threads (>= 1), each a contiguous range
-// of ranks; the files are the same whatever the count.
+// Writes a plan directory one rank schedule at a time, as the planner makes them
+// (planner/pipeline.h), so that the plan is never held whole: everything goes to a temporary
+// sibling that finish() swaps in (backends/atomic_output.h), so a reader of `dir` sees the old
+// plan or the new one; without finish() (an exception, an internal error) the temporary goes and
+// `dir` is untouched. Refuses to replace anything refuse_unless_plan_dir refuses. With threads > 1
+// (and more than 64 ranks a thread) the rank files are formatted and written by that many
+// threads, the schedules handed over through a bounded queue; the files are the same whatever
+// the count.
+class PlanDirWriter {
+ public:
+  // A plan of `ranks` ranks.
+  PlanDirWriter(const std::filesystem::path& dir, Rank ranks, unsigned threads = 1);
+  ~PlanDirWriter();
+  PlanDirWriter(const PlanDirWriter&) = delete;
+  PlanDirWriter& operator=(const PlanDirWriter&) = delete;
+
+  // rank-N.json for rs.rank.
+  void add(RankSchedule&& rs);
+  // manifest.json, then the directory swapped in. The first error a writing thread met is thrown here.
+  void finish(const Manifest& m);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A whole plan through a PlanDirWriter.
 void write_plan_dir(const Plan& plan, const std::filesystem::path& dir, unsigned threads = 1);
 
 }  // namespace commfit

@@ -105,6 +105,33 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// The plan's writers as make_plan's sinks (planner/pipeline.h).
+class DirSink : public PlanSink {
+ public:
+  DirSink(const std::string& dir, Rank ranks, unsigned threads) : writer_(dir, ranks, threads) {}
+  void rank(RankSchedule&& rs) override { writer_.add(std::move(rs)); }
+  void finish(const Manifest& m) override { writer_.finish(m); }
+
+ private:
+  PlanDirWriter writer_;
+};
+std::unique_ptr<PlanSink> dir_sink(const std::string& dir, Rank ranks, unsigned threads) { return std::make_unique<DirSink>(dir, ranks, threads); }
+
+class BinarySink : public PlanSink {
+ public:
+  explicit BinarySink(const std::string& file) : file_(file) {}
+  void rank(RankSchedule&& rs) override { plan_.ranks.push_back(std::move(rs)); }
+  void finish(const Manifest& m) override {
+    plan_.manifest = m;
+    write_plan_binary(plan_, file_);
+  }
+
+ private:
+  std::string file_;
+  Plan plan_;
+};
+std::unique_ptr<PlanSink> binary_sink(const std::string& file) { return std::make_unique<BinarySink>(file); }
+
 int run_plan(const PlanCommand& c) {
   std::vector<StrategyOption> given;
   for (const auto& [option, cli] : c.strategy_options)
@@ -145,11 +172,11 @@ int run_plan(const PlanCommand& c) {
   PlanReport report;
   std::optional<Progress> progress(std::in_place, c, in.matrix.nnz());
   if (progress->on()) o.progress = [&progress](const std::string& pass) { progress->show("pass " + pass); };
-  const Plan plan = make_plan(in.matrix, o, &report);
-  if (progress->on()) progress->show("writing " + out);
-  // -o NAME.cfp writes the single-file binary form; anything else a plan directory.
-  if (std::filesystem::path(out).extension() == ".cfp") write_plan_binary(plan, out);
-  else write_plan_dir(plan, out, threads);
+  // -o NAME.cfp writes the single-file binary form; anything else a plan directory. Either is
+  // written as the plan is made, rank by rank, and appears only once it is whole and verified.
+  const bool binary = std::filesystem::path(out).extension() == ".cfp";
+  std::unique_ptr<PlanSink> sink = binary ? binary_sink(out) : dir_sink(out, in.matrix.ranks, threads);
+  const Manifest manifest = make_plan(in.matrix, o, *sink, &report);
   progress.reset();   // erase the progress line before the summary
   if (c.time_passes)
     for (const std::string& line : report.log) std::fprintf(stderr, "commfit: pass %s\n", line.c_str());
@@ -162,22 +189,22 @@ int run_plan(const PlanCommand& c) {
     j["form"] = std::filesystem::path(out).extension() == ".cfp" ? "binary" : "directory";
     j["messages"] = in.matrix.nnz();
     j["h"] = report.h;
-    j["manifest"] = nlohmann::ordered_json::parse(manifest_json(plan.manifest));
+    j["manifest"] = nlohmann::ordered_json::parse(manifest_json(manifest));
     std::puts(j.dump(1).c_str());
   } else if (!c.quiet) {
-    if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", plan.manifest.options["chosen"].get<std::string>().c_str(), report.comparison.c_str());
-    const CostSummary& cost = plan.manifest.cost;
+    if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", manifest.options["chosen"].get<std::string>().c_str(), report.comparison.c_str());
+    const CostSummary& cost = manifest.cost;
     std::string what;
     for (const char* key : {"chosen", "algorithm", "variant", "method", "chunk"})
-      if (auto it = plan.manifest.options.find(key); it != plan.manifest.options.end())
+      if (auto it = manifest.options.find(key); it != manifest.options.end())
         what += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
     const std::string form = binary_default ? " (binary: the default above " + std::to_string(kBinaryDefaultRanks) + " ranks; -o NAME.plan writes a directory)" : "";
     std::printf("commfit: wrote %s%s: %d ranks, %lld messages, strategy %s%s\n", out.c_str(), form.c_str(), in.matrix.ranks,
-                static_cast<long long>(in.matrix.nnz()), plan.manifest.strategy.c_str(), what.c_str());
+                static_cast<long long>(in.matrix.nnz()), manifest.strategy.c_str(), what.c_str());
     std::printf("  phases %u (h = %lld), estimate %.4g s, lower bound %.4g s, estimate/LB %.3f, staging %llu B\n",
-                plan.manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
+                manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
                 cost.lower_bound_s > 0 ? cost.estimate_s / cost.lower_bound_s : 1.0,
-                static_cast<unsigned long long>(plan.manifest.staging_bytes_max));
+                static_cast<unsigned long long>(manifest.staging_bytes_max));
   }
   return 0;
 }
