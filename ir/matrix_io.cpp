@@ -390,8 +390,8 @@ MatrixFile parse_matrix_json_from(It first, It last, const std::string& file, Wh
   return finish_matrix_json(sax, file);
 }
 
-MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
-  const json& f = sax.fields;
+// "format", "version" and "ranks" of the top-level fields `f`: the rank count p.
+Rank matrix_ranks(const json& f, const std::string& file) {
   auto need = [&](const char* key) -> const json& {
     if (!f.contains(key)) throw InputError(file, "/", std::string("missing required field \"") + key + "\"");
     return f.at(key);
@@ -407,39 +407,16 @@ MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
   if (ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   if (ranks > kMaxRanks)
     throw InputError(file, "/ranks", std::to_string(ranks) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
-  const Rank p = static_cast<Rank>(ranks);
+  return static_cast<Rank>(ranks);
+}
 
-  if (sax.has_messages && sax.has_dense)
-    throw InputError(file, "/", "give either \"messages\" or \"dense\", not both");
-  if (!sax.has_messages && !sax.has_dense) {
-    if (f.contains("messages") || f.contains("dense"))
-      throw InputError(file, f.contains("messages") ? "/messages" : "/dense", "expected an array");
-    throw InputError(file, "/", "missing the pattern: a \"messages\" or a \"dense\" array");
-  }
-  if (sax.has_dense) {
-    if (sax.dense_rows != p)
-      throw InputError(file, "/dense", "expected " + std::to_string(p) + " rows (ranks), got " + std::to_string(sax.dense_rows));
-    for (std::int64_t i = 0; i < p; ++i)
-      if (sax.dense_row_length[i] != p)
-        throw InputError(file, "/dense/" + std::to_string(i),
-                         "expected " + std::to_string(p) + " entries (ranks), got " + std::to_string(sax.dense_row_length[i]));
-  } else {
-    for (const RawMessage& m : sax.messages) {
-      if (m.src >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/0", "src rank " + std::to_string(m.src) + " is out of range (ranks = " + std::to_string(p) + ")");
-      if (m.dst >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/1", "dst rank " + std::to_string(m.dst) + " is out of range (ranks = " + std::to_string(p) + ")");
-    }
-    check_duplicates(sax.messages, file, false);
-  }
-
-  MatrixFile out;
+// The matrix of the messages `msgs` (in range, no pair twice) among p ranks and what the other
+// top-level fields `f` say: checked in the order the SAX reader has always checked them, the
+// totals named at `pattern` ("/messages" or "/dense").
+MatrixFile finish_matrix(const json& f, Rank p, std::vector<Message> msgs, const char* pattern, const std::string& file) {
+  MatrixFile out{make_matrix(p, std::move(msgs)), {}, {}};   // built in place: CommMatrix has no move (Eigen)
   CommMatrix& m = out.matrix;
-  std::vector<Message> msgs;
-  msgs.reserve(sax.messages.size());
-  for (const RawMessage& r : sax.messages)
-    msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
-  sax.messages = {};
-  m = make_matrix(p, std::move(msgs));
-  check_totals(m, file, sax.has_dense ? "/dense" : "/messages");
+  check_totals(m, file, pattern);
 
   if (f.contains("memory")) {
     const json& mem = f.at("memory");
@@ -475,6 +452,40 @@ MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
     out.cost = c;
   }
   return out;
+}
+
+MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
+  const json& f = sax.fields;
+  const Rank p = matrix_ranks(f, file);
+
+  if (sax.has_messages && sax.has_dense)
+    throw InputError(file, "/", "give either \"messages\" or \"dense\", not both");
+  if (!sax.has_messages && !sax.has_dense) {
+    if (f.contains("messages") || f.contains("dense"))
+      throw InputError(file, f.contains("messages") ? "/messages" : "/dense", "expected an array");
+    throw InputError(file, "/", "missing the pattern: a \"messages\" or a \"dense\" array");
+  }
+  if (sax.has_dense) {
+    if (sax.dense_rows != p)
+      throw InputError(file, "/dense", "expected " + std::to_string(p) + " rows (ranks), got " + std::to_string(sax.dense_rows));
+    for (std::int64_t i = 0; i < p; ++i)
+      if (sax.dense_row_length[i] != p)
+        throw InputError(file, "/dense/" + std::to_string(i),
+                         "expected " + std::to_string(p) + " entries (ranks), got " + std::to_string(sax.dense_row_length[i]));
+  } else {
+    for (const RawMessage& m : sax.messages) {
+      if (m.src >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/0", "src rank " + std::to_string(m.src) + " is out of range (ranks = " + std::to_string(p) + ")");
+      if (m.dst >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/1", "dst rank " + std::to_string(m.dst) + " is out of range (ranks = " + std::to_string(p) + ")");
+    }
+    check_duplicates(sax.messages, file, false);
+  }
+
+  std::vector<Message> msgs;
+  msgs.reserve(sax.messages.size());
+  for (const RawMessage& r : sax.messages)
+    msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
+  sax.messages = {};
+  return finish_matrix(f, p, std::move(msgs), sax.has_dense ? "/dense" : "/messages", file);
 }
 
 }  // namespace
@@ -540,8 +551,7 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   std::vector<Message> msgs;
   msgs.reserve(raw.size());
   for (const RawMessage& r : raw) msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
-  MatrixFile out;
-  out.matrix = make_matrix(p, std::move(msgs));
+  MatrixFile out{make_matrix(p, std::move(msgs)), {}, {}};   // built in place: CommMatrix has no move (Eigen)
   check_totals(out.matrix, file, "");
   out.matrix.name = default_name(file);
   return out;
