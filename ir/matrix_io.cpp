@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/json_input.h"
+#include "ir/matrix_json_fast.h"
 #include "ir/matrix_market.h"
 
 #include <algorithm>
@@ -359,11 +360,33 @@ MatrixFile parse_matrix_json_from(It first, It last, const std::string& file, Wh
 // What the fields say once the whole text is read.
 MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file);
 
+// The fast path (ir/matrix_json_fast.h) over the input `read` of `size` bytes, through a buffer of
+// `buffer` bytes: the matrix. Throws FastPathGaveUp when the scanner gave up or the file has any
+// problem.
+MatrixFile read_matrix_json_fast(const FileChunks::Source& read, std::uint64_t size, std::size_t buffer,
+                                 const std::string& file);
+
+// The JSON reader over `read`: the fast path, and where it gives up the SAX reader from the start
+// (through FileChunks of `chunk` bytes), whose verdict and message are then the reader's. The
+// matrix is returned, never moved: a CommMatrix's Eigen matrix has no move constructor, so a move
+// would copy it (160 MB at 10^7 messages).
+MatrixFile read_matrix_json(const FileChunks::Source& read, std::uint64_t size, std::size_t chunk,
+                            const std::string& file, detail::JsonReader& used) {
+  used = detail::JsonReader::fast;
+  try {
+    return read_matrix_json_fast(read, size, chunk, file);
+  } catch (const detail::FastPathGaveUp&) {
+  }
+  used = detail::JsonReader::sax;
+  FileChunks in(read, file, size, chunk);
+  return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
+}
+
 }  // namespace
 
 MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string& file, std::size_t chunk) {
-  FileChunks in(text_source(text), file, text.size(), std::max<std::size_t>(chunk, 1));
-  return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
+  detail::JsonReader used;
+  return read_matrix_json(text_source(text), text.size(), std::max<std::size_t>(chunk, 1), file, used);
 }
 
 // Through the same blank-folding input as a file (read_matrix), so that both give the same
@@ -371,6 +394,23 @@ MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string&
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file) {
   return parse_matrix_json_in_chunks(text, file, FileChunks::kChunk);
 }
+
+namespace detail {
+
+std::optional<MatrixFile> parse_matrix_json_fast(std::string_view text, const std::string& file, std::size_t buffer) {
+  try {
+    return read_matrix_json_fast(text_source(text), text.size(), std::max<std::size_t>(buffer, 1), file);
+  } catch (const FastPathGaveUp&) {
+    return std::nullopt;
+  }
+}
+
+MatrixFile parse_matrix_json_sax(std::string_view text, const std::string& file, std::size_t chunk) {
+  FileChunks in(text_source(text), file, text.size(), std::max<std::size_t>(chunk, 1));
+  return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -390,8 +430,8 @@ MatrixFile parse_matrix_json_from(It first, It last, const std::string& file, Wh
   return finish_matrix_json(sax, file);
 }
 
-MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
-  const json& f = sax.fields;
+// "format", "version" and "ranks" of the top-level fields `f`: the rank count p.
+Rank matrix_ranks(const json& f, const std::string& file) {
   auto need = [&](const char* key) -> const json& {
     if (!f.contains(key)) throw InputError(file, "/", std::string("missing required field \"") + key + "\"");
     return f.at(key);
@@ -407,39 +447,16 @@ MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
   if (ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   if (ranks > kMaxRanks)
     throw InputError(file, "/ranks", std::to_string(ranks) + " ranks is over the limit of " + std::to_string(kMaxRanks) + " (a plan needs memory and a file per rank)");
-  const Rank p = static_cast<Rank>(ranks);
+  return static_cast<Rank>(ranks);
+}
 
-  if (sax.has_messages && sax.has_dense)
-    throw InputError(file, "/", "give either \"messages\" or \"dense\", not both");
-  if (!sax.has_messages && !sax.has_dense) {
-    if (f.contains("messages") || f.contains("dense"))
-      throw InputError(file, f.contains("messages") ? "/messages" : "/dense", "expected an array");
-    throw InputError(file, "/", "missing the pattern: a \"messages\" or a \"dense\" array");
-  }
-  if (sax.has_dense) {
-    if (sax.dense_rows != p)
-      throw InputError(file, "/dense", "expected " + std::to_string(p) + " rows (ranks), got " + std::to_string(sax.dense_rows));
-    for (std::int64_t i = 0; i < p; ++i)
-      if (sax.dense_row_length[i] != p)
-        throw InputError(file, "/dense/" + std::to_string(i),
-                         "expected " + std::to_string(p) + " entries (ranks), got " + std::to_string(sax.dense_row_length[i]));
-  } else {
-    for (const RawMessage& m : sax.messages) {
-      if (m.src >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/0", "src rank " + std::to_string(m.src) + " is out of range (ranks = " + std::to_string(p) + ")");
-      if (m.dst >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/1", "dst rank " + std::to_string(m.dst) + " is out of range (ranks = " + std::to_string(p) + ")");
-    }
-    check_duplicates(sax.messages, file, false);
-  }
-
-  MatrixFile out;
+// The matrix of the messages `msgs` (in range, no pair twice) among p ranks and what the other
+// top-level fields `f` say: checked in the order the SAX reader has always checked them, the
+// totals named at `pattern` ("/messages" or "/dense").
+MatrixFile finish_matrix(const json& f, Rank p, std::vector<Message> msgs, const char* pattern, const std::string& file) {
+  MatrixFile out{make_matrix(p, std::move(msgs)), {}, {}};   // built in place: CommMatrix has no move (Eigen)
   CommMatrix& m = out.matrix;
-  std::vector<Message> msgs;
-  msgs.reserve(sax.messages.size());
-  for (const RawMessage& r : sax.messages)
-    msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
-  sax.messages = {};
-  m = make_matrix(p, std::move(msgs));
-  check_totals(m, file, sax.has_dense ? "/dense" : "/messages");
+  check_totals(m, file, pattern);
 
   if (f.contains("memory")) {
     const json& mem = f.at("memory");
@@ -475,6 +492,73 @@ MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
     out.cost = c;
   }
   return out;
+}
+
+MatrixFile finish_matrix_json(MatrixSax& sax, const std::string& file) {
+  const json& f = sax.fields;
+  const Rank p = matrix_ranks(f, file);
+
+  if (sax.has_messages && sax.has_dense)
+    throw InputError(file, "/", "give either \"messages\" or \"dense\", not both");
+  if (!sax.has_messages && !sax.has_dense) {
+    if (f.contains("messages") || f.contains("dense"))
+      throw InputError(file, f.contains("messages") ? "/messages" : "/dense", "expected an array");
+    throw InputError(file, "/", "missing the pattern: a \"messages\" or a \"dense\" array");
+  }
+  if (sax.has_dense) {
+    if (sax.dense_rows != p)
+      throw InputError(file, "/dense", "expected " + std::to_string(p) + " rows (ranks), got " + std::to_string(sax.dense_rows));
+    for (std::int64_t i = 0; i < p; ++i)
+      if (sax.dense_row_length[i] != p)
+        throw InputError(file, "/dense/" + std::to_string(i),
+                         "expected " + std::to_string(p) + " entries (ranks), got " + std::to_string(sax.dense_row_length[i]));
+  } else {
+    for (const RawMessage& m : sax.messages) {
+      if (m.src >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/0", "src rank " + std::to_string(m.src) + " is out of range (ranks = " + std::to_string(p) + ")");
+      if (m.dst >= p) throw InputError(file, "/messages/" + std::to_string(m.index) + "/1", "dst rank " + std::to_string(m.dst) + " is out of range (ranks = " + std::to_string(p) + ")");
+    }
+    check_duplicates(sax.messages, file, false);
+  }
+
+  std::vector<Message> msgs;
+  msgs.reserve(sax.messages.size());
+  for (const RawMessage& r : sax.messages)
+    msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
+  sax.messages = {};
+  return finish_matrix(f, p, std::move(msgs), sax.has_dense ? "/dense" : "/messages", file);
+}
+
+// One top-level field's text `{"KEY":VALUE}` through the SAX reader, as it reads that field inside
+// a file (the same value, the same refusals: a key twice, nesting, syntax): the field parser of
+// the fast path.
+std::optional<json> parse_field_with_sax(const std::string& key, const std::string& text) {
+  MatrixSax sax("");
+  json::sax_parse(text, &sax, json::input_format_t::json, true);
+  if (sax.error || !sax.fields.contains(key)) return std::nullopt;
+  return std::move(sax.fields[key]);
+}
+
+MatrixFile read_matrix_json_fast(const FileChunks::Source& read, std::uint64_t size, std::size_t buffer,
+                                 const std::string& file) {
+  detail::ScannedMatrix s = detail::scan_matrix_json(read, size, buffer, parse_field_with_sax);
+  // The SAX reader's checks, without their places: any problem is the SAX reader's to name.
+  try {
+    const Rank p = matrix_ranks(s.fields, file);
+    if (s.has_messages == s.has_dense) throw detail::FastPathGaveUp{};
+    if (s.has_dense && (s.dense_rows != p || s.dense_width != p)) throw detail::FastPathGaveUp{};
+    if (s.max_rank >= p) throw detail::FastPathGaveUp{};
+    std::vector<Message>& msgs = s.messages;
+    if (!s.sorted) {   // then a duplicate pair may be anywhere: sort, and compare neighbours
+      std::sort(msgs.begin(), msgs.end(), [](const Message& a, const Message& b) {
+        return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+      });
+      const auto same_pair = [](const Message& a, const Message& b) { return a.src == b.src && a.dst == b.dst; };
+      if (std::adjacent_find(msgs.begin(), msgs.end(), same_pair) != msgs.end()) throw detail::FastPathGaveUp{};
+    }
+    return finish_matrix(s.fields, p, std::move(msgs), s.has_dense ? "/dense" : "/messages", file);
+  } catch (const InputError&) {
+    throw detail::FastPathGaveUp{};
+  }
 }
 
 }  // namespace
@@ -540,8 +624,7 @@ MatrixFile parse_matrix_market(std::string_view text, const std::string& file) {
   std::vector<Message> msgs;
   msgs.reserve(raw.size());
   for (const RawMessage& r : raw) msgs.push_back({static_cast<Rank>(r.src), static_cast<Rank>(r.dst), r.bytes});
-  MatrixFile out;
-  out.matrix = make_matrix(p, std::move(msgs));
+  MatrixFile out{make_matrix(p, std::move(msgs)), {}, {}};   // built in place: CommMatrix has no move (Eigen)
   check_totals(out.matrix, file, "");
   out.matrix.name = default_name(file);
   return out;
@@ -646,12 +729,18 @@ std::string read_standard_input(std::size_t limit) {
 }
 
 MatrixFile read_matrix(const std::filesystem::path& path, std::optional<MatrixFormat> format) {
+  detail::JsonReader used;
+  return detail::read_matrix(path, format, used);
+}
+
+MatrixFile detail::read_matrix(const std::filesystem::path& path, std::optional<MatrixFormat> format, JsonReader& used) {
+  used = JsonReader::none;
   if (path == "-") {   // standard input: read whole (a pipe cannot be read twice), then by content
     const std::string text = read_standard_input(kMaxInputBytes);
     if (text.empty()) throw InputError(kStandardInput, "", "no input");
     return format.value_or(detect_matrix_format(std::string_view(text).substr(0, 4096), "")) == MatrixFormat::matrix_market
                ? parse_matrix_market(text, kStandardInput)
-               : parse_matrix_json(text, kStandardInput);
+               : read_matrix_json(text_source(text), text.size(), FileChunks::kChunk, kStandardInput, used);
   }
   const std::string file = path.string();
   std::uint64_t size = 0;
@@ -673,9 +762,8 @@ MatrixFile read_matrix(const std::filesystem::path& path, std::optional<MatrixFo
     const std::string text = read_text_fd(copy, file, size);
     return parse_matrix_market(text, file);
   }
-  // JSON is parsed as it is read (the SAX reader keeps the messages, not the text).
-  FileChunks in(fd_source(closer.fd), file, size);
-  return parse_matrix_json_from(FileIterator(&in), FileIterator(), file, [&](std::size_t pos) { return in.line_column(pos); });
+  // JSON is parsed as it is read (the readers keep the messages, not the text).
+  return read_matrix_json(fd_source(closer.fd), size, FileChunks::kChunk, file, used);
 }
 
 std::string matrix_market(const CommMatrix& m) {

@@ -31,7 +31,7 @@ inline constexpr std::uint64_t kMaxMessages = std::uint64_t{1} << 27;
 
 // Parses by content; `file` is used in messages and for the default name.
 MatrixFile parse_matrix_json(std::string_view text, const std::string& file);
-// The same, the text fed to the parser `chunk` bytes at a time as read_matrix feeds a file (64 KiB):
+// The same, the text fed to the readers `chunk` bytes at a time as read_matrix feeds a file (64 KiB):
 // for the tests of every buffer boundary. Same verdict, same matrix, same message for any chunk.
 MatrixFile parse_matrix_json_in_chunks(std::string_view text, const std::string& file, std::size_t chunk);
 MatrixFile parse_matrix_market(std::string_view text, const std::string& file);
@@ -66,6 +66,27 @@ std::string read_text_file_at(int dir_fd, const std::string& name, const std::st
 int open_regular_file(const std::string& file, std::size_t limit, std::uint64_t& size);
 int open_regular_file_at(int dir_fd, const std::string& name, const std::string& shown, std::size_t limit,
                          std::uint64_t& size);
+
+// The JSON reader's two paths, for the tests and the fuzz target. A JSON matrix is read first by
+// a strict scanner (ir/matrix_json_fast.h) that accepts only what it is sure of; on anything
+// else (every error among it) the SAX reader reads it again from the start, so every verdict and
+// message is the SAX reader's whenever the scanner does not accept the file.
+namespace detail {
+
+// Which reader gave read_matrix's result or error (none: the file was not read as JSON).
+enum class JsonReader { none, fast, sax };
+
+// read_matrix, saying which reader gave the result or the error.
+MatrixFile read_matrix(const std::filesystem::path& path, std::optional<MatrixFormat> format, JsonReader& used);
+
+// The scanner alone over `text`, through a buffer of `buffer` bytes: the matrix when it accepts
+// the text (then it must equal the SAX reader's), nothing when it gives up.
+std::optional<MatrixFile> parse_matrix_json_fast(std::string_view text, const std::string& file, std::size_t buffer);
+
+// The SAX reader alone over `text`, fed `chunk` bytes at a time.
+MatrixFile parse_matrix_json_sax(std::string_view text, const std::string& file, std::size_t chunk);
+
+}  // namespace detail
 
 // Writes a matrix as JSON (sparse "messages" triplets); used by generators and tests.
 std::string matrix_json(const CommMatrix& m);
