@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config python3
-  libcli11-dev nlohmann-json3-dev libeigen3-dev doctest-dev libvalijson-dev
+  libcli11-dev nlohmann-json3-dev libeigen3-dev doctest-dev libvalijson-dev libxxhash-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   libmetis-dev gmsh chromium

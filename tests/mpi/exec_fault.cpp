@@ -165,10 +165,14 @@ const std::map<std::string, std::function<void()>> faults = {
     {"corrupted_binary", [] {   // a byte of rank 2's slice flipped
        const fs::path file = write_bin(two_hop_plan(matrix_a(size)), "c.cfp");
        rewrite(file, [](std::string s) {
-         std::uint64_t off = 0;
-         for (int k = 7; k >= 0; --k)
-           off = (off << 8) | static_cast<unsigned char>(s[kPlanBinaryHeaderBytes + 2 * kPlanBinaryIndexEntryBytes + k]);
-         s[off + 20] = static_cast<char>(s[off + 20] ^ 0x40);
+         auto u64 = [&](std::size_t at) {
+           std::uint64_t v = 0;
+           for (int k = 7; k >= 0; --k) v = (v << 8) | static_cast<unsigned char>(s[at + k]);
+           return v;
+         };
+         const std::size_t entry2 = u64(40) + 2 * kPlanBinaryIndexEntryBytes;   // the index starts at header byte 40's offset
+         const std::uint64_t middle = u64(entry2) + u64(entry2 + 8) / 2;          // the middle of the slice
+         s[middle] = static_cast<char>(s[middle] ^ 0x40);
          return s;
        });
        exec::Executor::load(file.string(), MPI_COMM_WORLD);
