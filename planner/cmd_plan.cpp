@@ -117,18 +117,22 @@ class DirSink : public PlanSink {
 };
 std::unique_ptr<PlanSink> dir_sink(const std::string& dir, Rank ranks, unsigned threads) { return std::make_unique<DirSink>(dir, ranks, threads); }
 
+// The binary writer needs the plan's shape, which its first rank schedule tells.
 class BinarySink : public PlanSink {
  public:
   explicit BinarySink(const std::string& file) : file_(file) {}
-  void rank(RankSchedule&& rs) override { plan_.ranks.push_back(std::move(rs)); }
+  void rank(RankSchedule&& rs) override {
+    if (!writer_) writer_.emplace(file_, rs.ranks, rs.phases, rs.matrix_fingerprint);
+    writer_->add(rs);
+  }
   void finish(const Manifest& m) override {
-    plan_.manifest = m;
-    write_plan_binary(plan_, file_);
+    if (!writer_) writer_.emplace(file_, m.ranks, m.phases, m.matrix_fingerprint);
+    writer_->finish(m);
   }
 
  private:
   std::string file_;
-  Plan plan_;
+  std::optional<PlanBinaryWriter> writer_;
 };
 std::unique_ptr<PlanSink> binary_sink(const std::string& file) { return std::make_unique<BinarySink>(file); }
 
