@@ -19,10 +19,12 @@ struct MemoryEstimate {
   std::uint64_t pieces = 0;   // transfers the strategy's schedule holds (each becomes two steps)
 };
 
-// Bytes per piece (schedule transfer, its two lowered steps, the verifier's copies, the rank
-// file text), per network message of the matrix, per rank, and the process's base.
-inline constexpr std::uint64_t kEstimateBytesPerPiece = 640;
-inline constexpr std::uint64_t kEstimateBytesPerMessage = 128;
+// Bytes per piece (the schedule's transfer, the passes' work on it, the lowering's index and the
+// verifier's kept half; the plan itself streams to its file, planner/pipeline.h), per network
+// message of the matrix, per rank, and the process's base. Calibrated on measured peaks
+// (docs/HARDENING.md "Memory estimate"): about twice them.
+inline constexpr std::uint64_t kEstimateBytesPerPiece = 160;
+inline constexpr std::uint64_t kEstimateBytesPerMessage = 64;
 inline constexpr std::uint64_t kEstimateBytesPerRank = 1024;
 inline constexpr std::uint64_t kEstimateBaseBytes = std::uint64_t{16} << 20;
 

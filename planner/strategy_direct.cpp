@@ -89,14 +89,18 @@ StrategyOutput run_direct(const CommMatrix& m, const PlanOptions& o, PassRunner&
 
 // direct --algorithm quantised --chunk Q: every message cut into ceil(size / Q) pieces. With
 // --chunk 0 the chunk search keeps the pieces near the message count (planner/chunk_search.h).
+// The quantised split's passes hold its pieces several times over (the profile split's stages,
+// the peeling's padded multigraph, the level search): it counts four pieces for each (measured
+// 470 bytes a message at 10^7 messages, docs/HARDENING.md "Memory estimate").
 std::uint64_t direct_pieces(const CommMatrix& m, const PlanOptions& o) {
   const std::uint64_t messages = network_messages(m);
-  if (o.algorithm != "quantised" || o.chunk == 0) return messages;
+  if (o.algorithm != "quantised") return messages;
   std::uint64_t n = 0;
-  m.for_each([&](Rank i, Rank j, Bytes b) {
-    if (i != j) n = saturating_add(n, b / o.chunk + (b % o.chunk != 0));
-  });
-  return std::max(messages, n);
+  if (o.chunk > 0)
+    m.for_each([&](Rank i, Rank j, Bytes b) {
+      if (i != j) n = saturating_add(n, b / o.chunk + (b % o.chunk != 0));
+    });
+  return saturating_mul(std::max(messages, n), 4);
 }
 
 constexpr OptionEntry kOptions[] = {{StrategyOption::algorithm, kAlgorithms}, {StrategyOption::chunk, {}}};

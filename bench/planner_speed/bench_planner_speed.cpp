@@ -10,23 +10,27 @@
 // the worst case: a child that runs over --timeout seconds is stopped and reported as timed out,
 // and the cases after it (larger) do not run Boost at all (reported as timed out too).
 //
-// --end-to-end: instead, `commfit plan MATRIX -o DIR` end to end (direct strategy) on the random
-// cases of 10^5, 10^6 and (without --quick) 10^7 messages at p = 16384. The matrix is written to
-// a file first (not timed); then
+// --end-to-end: instead, `commfit plan MATRIX -o DIR/plan.cfp` end to end (direct strategy, the
+// binary form: the default above 4096 ranks) on random matrices of 10^5, 10^6 and (without
+// --quick) 10^7 messages at p = 16384 and the tight regular case (p = 65536, d = 152, 9.96 10^6
+// messages); --huge adds 10^8 random messages when the machine has the memory (about 12 GB for
+// the plan, 8 more to write the matrix). The matrix is written to a file first (not timed); then
 //   run     the commfit binary (--commfit PATH, default ../../commfit beside this program) as a
 //           child process: its CPU time (user + system), wall time and peak RSS (wait4), what a
 //           user sees;
 //   stages  in a fork()ed child, the same steps one by one, CPU and wall each: parse
-//           (read_matrix), plan (make_plan: passes, lower, verify, cost), write (write_plan_dir);
-//           lower and verify are the wall times make_plan's pass log gives.
+//           (read_matrix), plan and write (make_plan streaming into PlanBinaryWriter: passes,
+//           lower, verify, cost, the file); decompose, lower and verify are the wall times of
+//           make_plan's pass log.
 //
-//   bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--commfit PATH] [--dir DIR]]
-#include "backends/plan_dir.h"
+//   bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--huge] [--commfit PATH] [--dir DIR]]
+#include "backends/plan_binary.h"
 #include "ir/comm_matrix.h"
 #include "ir/matrix_io.h"
 #include "passes/decompose_optimal.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
+#include "workloads/matrix_output.h"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/edge_coloring.hpp>
@@ -161,10 +165,25 @@ Run run_commfit(const std::string& commfit, const std::string& matrix, const std
   return r;
 }
 
+// make_plan's plan into a binary file as it is made, as `commfit plan -o NAME.cfp` does.
+class BinaryFile : public PlanSink {
+ public:
+  explicit BinaryFile(std::string file) : file_(std::move(file)) {}
+  void rank(RankSchedule&& rs) override {
+    if (!writer_) writer_.emplace(file_, rs.ranks, rs.phases, rs.matrix_fingerprint);
+    writer_->add(rs);
+  }
+  void finish(const Manifest& m) override { writer_->finish(m); }
+
+ private:
+  std::string file_;
+  std::optional<PlanBinaryWriter> writer_;
+};
+
 // The stages of the same run, in one fork()ed child: CPU and wall of each.
 struct Stages {
-  double parse_cpu = -1, parse_wall = -1, plan_cpu = -1, plan_wall = -1, write_cpu = -1, write_wall = -1;
-  double lower_wall = -1, verify_wall = -1;
+  double parse_cpu = -1, parse_wall = -1, plan_cpu = -1, plan_wall = -1;
+  double decompose_wall = -1, lower_wall = -1, verify_wall = -1;
 };
 Stages run_stages(const std::string& matrix, const std::string& out, int timeout_s) {
   std::filesystem::remove_all(out);
@@ -179,13 +198,16 @@ Stages run_stages(const std::string& matrix, const std::string& out, int timeout
                const CommMatrix m = read_matrix(matrix).matrix;
                lap(st.parse_cpu, st.parse_wall);
                PlanReport report;
-               const Plan plan = make_plan(m, {}, &report);
+               BinaryFile file(out);
+               make_plan(m, {}, file, &report);
                lap(st.plan_cpu, st.plan_wall);
-               write_plan_dir(plan, out);
-               lap(st.write_cpu, st.write_wall);
                for (const std::string& line : report.log) {   // "NAME: SECONDS s[, verified]"
-                 if (line.rfind("lower: ", 0) == 0) st.lower_wall = std::atof(line.c_str() + 7);
-                 if (line.rfind("verify: ", 0) == 0) st.verify_wall = std::atof(line.c_str() + 8);
+                 const auto colon = line.find(": ");
+                 const std::string name = line.substr(0, colon);
+                 const double seconds = std::atof(line.c_str() + colon + 2);
+                 if (name == "decompose") st.decompose_wall = seconds;
+                 if (name == "lower") st.lower_wall = seconds;
+                 if (name == "verify") st.verify_wall = seconds;
                }
                return st;
              },
@@ -193,40 +215,61 @@ Stages run_stages(const std::string& matrix, const std::string& out, int timeout
       .value_or(Stages{});
 }
 
-int end_to_end(bool quick, int timeout, const std::string& csv_path, std::string commfit, std::string dir, const char* argv0) {
+// MemAvailable of /proc/meminfo in bytes (0 when unknown).
+double available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+int end_to_end(bool quick, bool huge, int timeout, const std::string& csv_path, std::string commfit, std::string dir, const char* argv0) {
   if (commfit.empty()) commfit = (std::filesystem::path(argv0).parent_path() / "../../commfit").lexically_normal().string();
   if (dir.empty()) dir = std::filesystem::temp_directory_path() / ("bench_planner_speed." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::vector<double> sizes = {1e5, 1e6};
-  if (!quick) sizes.push_back(1e7);
+  const Rank p = 16384;
+  auto random = [&](double size) {
+    return Case{"random p=" + std::to_string(p) + " m=" + std::to_string(static_cast<long long>(size)),
+                [=] { return gen_random_sparse(p, size / p / (p - 1), 1 << 20, 7); }};
+  };
+  std::vector<Case> cases = {random(1e5), random(1e6)};
+  if (!quick) cases.push_back(random(1e7));
+  if (!quick) cases.push_back({"regular p=65536 d=152", [] { return gen_uniform(65536, 152, 4096, 7); }});
+  if (huge) {
+    if (available_bytes() >= 20e9) cases.push_back(random(1e8));
+    else std::printf("(--huge: 10^8 messages need about 20 GB of memory; %.1f GB available: skipped)\n", available_bytes() / 1e9);
+  }
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv)
     std::fprintf(csv, "case,p,messages,run_cpu_s,run_user_s,run_wall_s,peak_mb,bytes_per_message,parse_cpu_s,parse_wall_s,plan_cpu_s,plan_wall_s,"
-                      "lower_wall_s,verify_wall_s,write_cpu_s,write_wall_s\n");
-  std::printf("%-24s %9s | %8s %8s %8s %8s %6s | %-13s %-13s %7s %7s %-13s\n", "case (direct)", "messages", "cpu s", "user s", "wall s", "peak MB",
-              "B/msg", "parse cpu/wall", "plan cpu/wall", "lower", "verify", "write cpu/wall");
-  const Rank p = 16384;
-  for (double size : sizes) {
-    const std::string name = "random p=" + std::to_string(p) + " m=" + std::to_string(static_cast<long long>(size));
-    const std::string matrix = dir + "/matrix.json", out = dir + "/plan";
+                      "decompose_wall_s,lower_wall_s,verify_wall_s\n");
+  std::printf("%-24s %9s | %8s %8s %8s %8s %6s | %-13s %-13s %9s %7s %7s\n", "case (direct, .cfp)", "messages", "cpu s", "user s", "wall s", "peak MB",
+              "B/msg", "parse cpu/wall", "plan+write c/w", "decompose", "lower", "verify");
+  for (const Case& c : cases) {
+    const std::string matrix = dir + "/matrix.json", out = dir + "/plan.cfp";
     std::int64_t messages = 0;
+    Rank ranks = 0;
     {
-      const CommMatrix m = gen_random_sparse(p, size / p / (p - 1), 1 << 20, 7);
+      const CommMatrix m = c.make();
       messages = traffic_stats(m).messages;
-      std::ofstream(matrix) << matrix_json(m);
+      ranks = m.ranks;
+      write_matrix_output(m, matrix);
     }
     const Run run = run_commfit(commfit, matrix, out, timeout);
     const Stages st = run_stages(matrix, out, timeout);
     std::filesystem::remove_all(out);
     const double per_message = run.peak_mb * 1024 * 1024 / double(messages);
-    std::printf("%-24s %9lld | %8.3g %8.3g %8.3g %8.0f %6.0f | %6.3g/%-6.3g %6.3g/%-6.3g %7.3g %7.3g %6.3g/%-6.3g%s\n", name.c_str(),
+    std::printf("%-24s %9lld | %8.3g %8.3g %8.3g %8.0f %6.0f | %6.3g/%-6.3g %6.3g/%-6.3g %9.3g %7.3g %7.3g%s\n", c.name.c_str(),
                 static_cast<long long>(messages), run.cpu_s, run.user_s, run.wall_s, run.peak_mb, per_message, st.parse_cpu, st.parse_wall, st.plan_cpu,
-                st.plan_wall, st.lower_wall, st.verify_wall, st.write_cpu, st.write_wall, run.ok ? "" : "  (commfit failed)");
+                st.plan_wall, st.decompose_wall, st.lower_wall, st.verify_wall, run.ok ? "" : "  (commfit failed)");
     std::fflush(stdout);
     if (csv) {
-      std::fprintf(csv, "%s,%d,%lld,%.4g,%.4g,%.4g,%.1f,%.0f,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g\n", name.c_str(), p,
+      std::fprintf(csv, "%s,%d,%lld,%.4g,%.4g,%.4g,%.1f,%.0f,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g,%.4g\n", c.name.c_str(), ranks,
                    static_cast<long long>(messages), run.cpu_s, run.user_s, run.wall_s, run.peak_mb, per_message, st.parse_cpu, st.parse_wall,
-                   st.plan_cpu, st.plan_wall, st.lower_wall, st.verify_wall, st.write_cpu, st.write_wall);
+                   st.plan_cpu, st.plan_wall, st.decompose_wall, st.lower_wall, st.verify_wall);
       std::fflush(csv);
     }
   }
@@ -238,7 +281,7 @@ int end_to_end(bool quick, int timeout, const std::string& csv_path, std::string
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, e2e = false;
+  bool quick = false, e2e = false, huge = false;
   int timeout = 600;
   std::string csv_path, commfit, dir;
   for (int k = 1; k < argc; ++k) {
@@ -247,14 +290,15 @@ int main(int argc, char** argv) {
     else if (s == "--timeout" && k + 1 < argc) timeout = std::atoi(argv[++k]);
     else if (s == "--csv" && k + 1 < argc) csv_path = argv[++k];
     else if (s == "--end-to-end") e2e = true;
+    else if (s == "--huge") huge = true;
     else if (s == "--commfit" && k + 1 < argc) commfit = argv[++k];
     else if (s == "--dir" && k + 1 < argc) dir = argv[++k];
     else {
-      std::fprintf(stderr, "usage: bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--commfit PATH] [--dir DIR]]\n");
+      std::fprintf(stderr, "usage: bench_planner_speed [--quick] [--timeout S] [--csv FILE] [--end-to-end [--huge] [--commfit PATH] [--dir DIR]]\n");
       return 2;
     }
   }
-  if (e2e) return end_to_end(quick, timeout, csv_path, commfit, dir, argv[0]);
+  if (e2e) return end_to_end(quick, huge, timeout, csv_path, commfit, dir, argv[0]);
   auto sparse = [](Rank p, double messages) {
     return Case{"random p=" + std::to_string(p) + " m=" + std::to_string(static_cast<long long>(messages)),
                 [=] { return gen_random_sparse(p, messages / p / (p - 1), 1 << 20, 7); }};
