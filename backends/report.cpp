@@ -100,8 +100,6 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
   d.phase_bytes.assign(P, 0);
   d.phase_senders.assign(P, 0);
   d.phase_pieces.assign(P, 0);
-  d.phase_max_message = phase_max_message(plan);
-  d.phase_max_link.assign(P, 0);
   for (const RankSchedule& r : plan.ranks) {
     const Step* prev = nullptr;
     for (const Step& s : r.steps) {
@@ -136,7 +134,6 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
     d.link_loads = link_loads(d.matrix, *d.topology);
     std::vector<ReportMessage> by_phase = d.messages;
     std::stable_sort(by_phase.begin(), by_phase.end(), [](const ReportMessage& a, const ReportMessage& b) { return a.phase < b.phase; });
-    std::vector<Bytes> load(d.link_loads.size(), 0);
     std::vector<std::int64_t> count(d.link_loads.size(), 0);
     d.phase_link_sharing.assign(P, 0);
     std::vector<std::int64_t> touched, links;
@@ -146,22 +143,20 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
         d.topology->route(by_phase[k].from, by_phase[k].to, links);
         for (std::int64_t l : links) {
           if (count[l] == 0) touched.push_back(l);
-          load[l] += by_phase[k].bytes;
-          d.phase_max_link[ph] = std::max(d.phase_max_link[ph], load[l]);
           d.phase_link_sharing[ph] = std::max(d.phase_link_sharing[ph], ++count[l]);
           if (count[l] > d.most_shared_count) d.most_shared_count = count[l], d.most_shared_link = l, d.most_shared_phase = ph;
         }
       }
-      for (std::int64_t l : touched) load[l] = 0, count[l] = 0;
+      for (std::int64_t l : touched) count[l] = 0;
       touched.clear();
     }
   }
-  // The cost model's time of each phase (ir/cost_model.h): tau + mu * max(largest message,
-  // busiest link); phases without network traffic take no time.
-  const double tau = mf.cost.tau_s, mu = 1.0 / mf.cost.bandwidth_Bps;
-  d.phase_seconds.assign(P, 0);
-  for (std::size_t k = 0; k < P; ++k)
-    if (d.phase_pieces[k] > 0) d.phase_seconds[k] = tau + mu * static_cast<double>(std::max(d.phase_max_message[k], d.phase_max_link[k]));
+  // The cost model's time of each phase (ir/cost_model.h): tau + max(largest message, busiest
+  // link) / bandwidth; phases without network traffic take no time.
+  SynchronousPhases phases = synchronous_phases(PlanTraffic(plan), report_cost(d), d.topology ? *d.topology : Topology());
+  d.phase_max_message = std::move(phases.largest);
+  d.phase_max_link = phases.busiest_link.empty() ? std::vector<Bytes>(P, 0) : std::move(phases.busiest_link);
+  d.phase_seconds = std::move(phases.seconds);
   return d;
 }
 

@@ -201,7 +201,7 @@ std::string gantt(const ReportData& d) {
   const Columns cols = columns(d);
   const std::int64_t p = d.p, rb = ceil_div(p, kReportMaxRows), R = ceil_div(p, rb), C = cols.count;
   if (C == 0) return "<p class=\"note\">The plan has no phases.</p><svg id=\"gantt\" data-bars=\"0\" width=\"1\" height=\"1\"></svg>";
-  const double tau = d.manifest->cost.tau_s, mu = 1.0 / d.manifest->cost.bandwidth_Bps;
+  const CostOptions cost = report_cost(d);
   // Per cell (row, column): the busiest rank's time, the sum of its ranks' times, the largest
   // message, the bytes sent.
   const std::size_t cells = static_cast<std::size_t>(R * C);
@@ -214,7 +214,7 @@ std::string gantt(const ReportData& d) {
     const std::size_t cell = static_cast<std::size_t>((s.rank / rb) * C + col);
     double run = 0;
     for (; k < d.sends.size() && d.sends[k].rank == s.rank && d.sends[k].phase / cols.per == col; ++k) {
-      run += tau * static_cast<double>(d.sends[k].messages) + mu * static_cast<double>(d.sends[k].bytes);
+      run += port_seconds(d.sends[k].messages, d.sends[k].bytes, cost);
       largest[cell] = std::max(largest[cell], d.sends[k].max_message);
       sent[cell] += d.sends[k].bytes;
     }
@@ -425,16 +425,15 @@ std::string link_histogram(const ReportData& d, std::int64_t existing) {
 // Why the machine costs time, in a sentence or two: which links the messages of a phase share, and
 // how much longer that makes the phases than their largest messages.
 std::string topology_cost(const ReportData& d) {
-  const double tau = d.manifest->cost.tau_s, mu = 1.0 / d.manifest->cost.bandwidth_Bps;
   std::int64_t busy_phases = 0, shared_phases = 0;
-  double plain = 0, actual = 0;
+  double actual = 0;
   for (std::size_t k = 0; k < d.phase_pieces.size(); ++k) {
     if (d.phase_pieces[k] == 0) continue;
     ++busy_phases;
     shared_phases += d.phase_link_sharing[k] > 1;
-    plain += tau + mu * static_cast<double>(d.phase_max_message[k]);
     actual += d.phase_seconds[k];
   }
+  const double plain = synchronous_cost_s(d.phase_max_message, report_cost(d));   // every phase as long as its largest message
   const double lb = d.manifest->cost.lower_bound_s;
   if (d.most_shared_count <= 1)
     return fmt("<p id=\"topocost\">No link carries two messages of one phase: the machine adds nothing to the phase times (%s in all). "
@@ -673,6 +672,13 @@ std::string render_report(const ReportData& d) {
   if (d.topology) out += "<section><h2>Link loads</h2>" + links(d) + "</section>\n";
   out += "</main><div id=\"tip\"></div><script>" + std::string(kScript) + "</script></body></html>\n";
   return out;
+}
+
+CostOptions report_cost(const ReportData& d) {
+  CostOptions c;
+  c.tau_s = d.manifest->cost.tau_s;
+  c.bandwidth_Bps = d.manifest->cost.bandwidth_Bps;
+  return c;
 }
 
 }  // namespace commfit

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/comm_matrix.h"
+#include "ir/cost_model.h"
 #include "ir/plan.h"
 #include "ir/schedule.h"
 #include "ir/topology.h"
@@ -61,5 +62,9 @@ struct ReportData {
 };
 
 std::string render_report(const ReportData& d);
+
+// The cost model the plan was priced with (its manifest's tau and bandwidth), for the report's
+// times: the report prices nothing itself (ir/cost_model.h does).
+CostOptions report_cost(const ReportData& d);
 
 }  // namespace commfit

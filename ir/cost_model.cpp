@@ -14,10 +14,16 @@ double lower_bound_s(std::int64_t h, Bytes t, const CostOptions& c) {
   return static_cast<double>(h) * c.tau_s + static_cast<double>(t) / c.bandwidth_Bps;
 }
 
+double phase_seconds(Bytes largest, const CostOptions& c) { return c.tau_s + static_cast<double>(largest) / c.bandwidth_Bps; }
+
+double port_seconds(std::int64_t messages, Bytes bytes, const CostOptions& c) {
+  return static_cast<double>(messages) * c.tau_s + static_cast<double>(bytes) / c.bandwidth_Bps;
+}
+
 double synchronous_cost_s(const std::vector<Bytes>& largest, const CostOptions& c) {
   double total = 0;
   for (Bytes b : largest)
-    if (b > 0) total += c.tau_s + static_cast<double>(b) / c.bandwidth_Bps;
+    if (b > 0) total += phase_seconds(b, c);
   return total;
 }
 
@@ -93,14 +99,20 @@ double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topo
   return synchronous_estimate_s(PlanTraffic(plan), c, topo);
 }
 
+SynchronousPhases synchronous_phases(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
+  SynchronousPhases out;
+  out.largest = plan.phase_max();
+  if (topo.kind() != Topology::Kind::full) out.busiest_link = link_share(plan, messages_by_phase(plan), topo).phase;
+  out.seconds.assign(out.largest.size(), 0.0);
+  for (std::size_t k = 0; k < out.largest.size(); ++k)
+    if (out.largest[k] > 0) out.seconds[k] = phase_seconds(std::max(out.largest[k], out.busiest_link.empty() ? 0 : out.busiest_link[k]), c);
+  return out;
+}
+
 double synchronous_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
-  std::vector<Bytes> largest = plan.phase_max();
-  if (topo.kind() != Topology::Kind::full) {
-    const LinkShare link = link_share(plan, messages_by_phase(plan), topo);
-    for (std::size_t k = 0; k < largest.size(); ++k)
-      if (largest[k] > 0) largest[k] = std::max(largest[k], link.phase[k]);
-  }
-  return synchronous_cost_s(largest, c);
+  double total = 0;
+  for (double s : synchronous_phases(plan, c, topo).seconds) total += s;
+  return total;
 }
 
 double loose_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo) { return loose_estimate_s(PlanTraffic(plan), c, topo); }
@@ -132,10 +144,8 @@ double async_estimate_s(const Plan& plan, const CostOptions& c, const Topology& 
 
 double async_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo) {
   double worst = 0;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r)
-    worst = std::max(worst, static_cast<double>(plan.runs_out()[r]) * c.tau_s + static_cast<double>(plan.bytes_out()[r]) / c.bandwidth_Bps);
-  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r)
-    worst = std::max(worst, static_cast<double>(plan.runs_in()[r]) * c.tau_s + static_cast<double>(plan.bytes_in()[r]) / c.bandwidth_Bps);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r) worst = std::max(worst, port_seconds(plan.runs_out()[r], plan.bytes_out()[r], c));
+  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.ranks()); ++r) worst = std::max(worst, port_seconds(plan.runs_in()[r], plan.bytes_in()[r], c));
   if (topo.kind() != Topology::Kind::full) {
     // All phases at once: a link carries everything routed over it.
     commfit_assert(!plan.messages_dropped(), "async_estimate_s", "the plan's messages were not kept");

@@ -59,6 +59,11 @@ double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptio
 // Bytes each link carries over the whole exchange (index = link id); empty for full.
 std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo);
 
+// One phase of the synchronous model: tau + largest / bandwidth.
+double phase_seconds(Bytes largest, const CostOptions& c);
+// One port posting everything at once: messages x tau + bytes / bandwidth.
+double port_seconds(std::int64_t messages, Bytes bytes, const CostOptions& c);
+
 // The synchronous model, the one sum every synchronous price below is: over the phases, in
 // order, tau + largest[k] / bandwidth, skipping the phases with largest[k] == 0 (no traffic).
 double synchronous_cost_s(const std::vector<Bytes>& largest, const CostOptions& c);
@@ -73,6 +78,14 @@ double schedule_estimate_s(const Schedule& s, const CostOptions& c);
 // tau + mu * max(largest message, most loaded link of the phase).
 double synchronous_estimate_s(const Plan& plan, const CostOptions& c, const Topology& topo = Topology());
 double synchronous_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Topology& topo = Topology());
+// The same phase by phase: each phase's largest message, with a topology its busiest link (the
+// bytes its messages put on the most loaded link; empty on the full crossbar), and its length
+// (0 for a phase without network traffic); synchronous_estimate_s is the sum of the lengths.
+struct SynchronousPhases {
+  std::vector<Bytes> largest, busiest_link;
+  std::vector<double> seconds;
+};
+SynchronousPhases synchronous_phases(const PlanTraffic& plan, const CostOptions& c, const Topology& topo = Topology());
 
 // Loosely synchronous (no barrier between phases; the critical path): every rank runs its
 // phases in order and starts phase k when it has finished its own messages of phase k - 1; a
