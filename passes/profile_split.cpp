@@ -1,5 +1,7 @@
 #include "passes/profile_split.h"
 
+#include "passes/bipartite_matching.h"
+
 #include "ir/error.h"
 #include "passes/level_search.h"
 
@@ -85,98 +87,45 @@ bool fits(const Profile& r, const std::vector<Bytes>& T, bool cut, Profile* fit)
   return false;
 }
 
-// A matching of a bipartite multigraph (senders x receivers) that covers every "tight" vertex,
-// using only "usable" edges. Augmenting paths from each uncovered tight vertex may end at a free
-// vertex or at one that is not tight (which then gives up its edge): the Mendelsohn-Dulmage
-// exchange, so a matching covering the tight senders and then the tight receivers is found if one
-// exists. Edges are tried in the given order (largest piece first), and the optional greedy start
-// takes them in that order too.
+// A matching of a bipartite multigraph (senders x receivers) that covers every "tight" port,
+// using only "usable" edges: from each uncovered tight port an augmenting path
+// (BipartiteMatching::augment) that may end at a free port or at one that is not tight (which
+// then gives up its edge): the Mendelsohn-Dulmage exchange, so a matching covering the tight
+// senders and then the tight receivers is found if one exists. Edges are tried in the given
+// order (largest piece first), and the optional greedy start takes them in that order too.
 class CoverMatching {
  public:
-  CoverMatching(Rank p, const std::vector<Item>& items, const std::vector<std::int64_t>& order)
-      : p_(p), items_(items), adj_(static_cast<std::size_t>(2 * p)), match_(static_cast<std::size_t>(2 * p), -1),
-        seen_(static_cast<std::size_t>(2 * p), 0) {
-    for (std::int64_t e : order) {
-      adj_[port_u(e)].push_back(e);
-      adj_[port_v(e)].push_back(e);
-    }
-  }
+  CoverMatching(Rank p, const std::vector<Item>& items, const std::vector<std::int64_t>& order) : g_(p, ends(items, true), ends(items, false), order) {}
 
   // Forget the edges `keep` rejects (pieces already coloured), in `order` and in every port's list.
   template <class Keep>
   void prune(std::vector<std::int64_t>& order, Keep keep) {
-    auto drop = [&](std::vector<std::int64_t>& list) { list.erase(std::remove_if(list.begin(), list.end(), [&](std::int64_t e) { return !keep(e); }), list.end()); };
-    drop(order);
-    for (auto& list : adj_) drop(list);
+    g_.prune(order, keep);
   }
 
   // match(x): the edge covering port x, or -1.
-  std::int64_t match(std::size_t x) const { return match_[x]; }
+  std::int64_t match(std::size_t x) const { return g_.match(x); }
 
   template <class Usable, class Tight>
   bool run(const std::vector<std::int64_t>& order, Usable usable, Tight tight, bool greedy) {
-    std::fill(match_.begin(), match_.end(), -1);
+    g_.clear();
     if (greedy)
       for (std::int64_t e : order)
-        if (usable(e) && match_[port_u(e)] < 0 && match_[port_v(e)] < 0) take(e);
-    for (std::size_t x = 0; x < match_.size(); ++x)
-      if (tight(x) && match_[x] < 0 && !augment(x, usable, tight)) return false;
+        if (usable(e) && g_.match(g_.sender_port(e)) < 0 && g_.match(g_.receiver_port(e)) < 0) g_.take(e);
+    auto loose = [&](std::size_t x) { return !tight(x); };   // a port that may go without
+    for (std::size_t x = 0; x < g_.ports(); ++x)
+      if (tight(x) && g_.match(x) < 0 && !g_.augment(x, usable, loose)) return false;
     return true;
   }
 
  private:
-  std::size_t port_u(std::int64_t e) const { return static_cast<std::size_t>(items_[static_cast<std::size_t>(e)].u); }
-  std::size_t port_v(std::int64_t e) const { return static_cast<std::size_t>(p_ + items_[static_cast<std::size_t>(e)].v); }
-  std::size_t other(std::int64_t e, std::size_t x) const { return x == port_u(e) ? port_v(e) : port_u(e); }
-  void take(std::int64_t e) {
-    match_[port_u(e)] = e;
-    match_[port_v(e)] = e;
+  static std::vector<Rank> ends(const std::vector<Item>& items, bool senders) {
+    std::vector<Rank> out;
+    out.reserve(items.size());
+    for (const Item& it : items) out.push_back(senders ? it.u : it.v);
+    return out;
   }
-
-  // Breadth-first over the ports on root's side; queue_[i] reached by edge via_[i] from queue_[from_[i]].
-  template <class Usable, class Tight>
-  bool augment(std::size_t root, Usable usable, Tight tight) {
-    ++stamp_;
-    queue_.assign(1, root);
-    via_.assign(1, -1);
-    from_.assign(1, -1);
-    seen_[root] = stamp_;
-    for (std::size_t i = 0; i < queue_.size(); ++i) {
-      const std::size_t x = queue_[i];
-      for (std::int64_t e : adj_[x]) {
-        if (match_[x] == e || !usable(e)) continue;
-        const std::size_t y = other(e, x);
-        const std::int64_t held = match_[y];
-        const std::size_t x2 = held < 0 ? 0 : other(held, y);
-        if (held < 0 || !tight(x2)) {
-          if (held >= 0) match_[x2] = -1;   // x2 is not tight: it may go without
-          std::int64_t edge = e;
-          for (std::int64_t at = static_cast<std::int64_t>(i);; ) {
-            take(edge);
-            if (from_[static_cast<std::size_t>(at)] < 0) break;
-            edge = via_[static_cast<std::size_t>(at)];
-            at = from_[static_cast<std::size_t>(at)];
-          }
-          return true;
-        }
-        if (seen_[x2] == stamp_) continue;
-        seen_[x2] = stamp_;
-        queue_.push_back(x2);
-        via_.push_back(e);
-        from_.push_back(static_cast<std::int64_t>(i));
-      }
-    }
-    return false;
-  }
-
-  Rank p_;
-  const std::vector<Item>& items_;
-  std::vector<std::vector<std::int64_t>> adj_;
-  std::vector<std::int64_t> match_;
-  std::vector<std::uint32_t> seen_;
-  std::uint32_t stamp_ = 0;
-  std::vector<std::size_t> queue_;
-  std::vector<std::int64_t> via_, from_;
+  BipartiteMatching g_;
 };
 
 std::vector<std::int64_t> largest_first(const std::vector<Item>& items) {

@@ -1,11 +1,13 @@
 #include "passes/quantised_split.h"
 
 #include "ir/error.h"
+#include "passes/bipartite_matching.h"
 #include "passes/edge_colouring_detail.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace commfit {
 namespace {
@@ -53,10 +55,11 @@ std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std:
 class BottleneckPeeling {
  public:
   BottleneckPeeling(Rank p, std::int64_t d, const std::vector<Edge>& edges) : p_(p), d_(d) {
+    std::vector<Rank> from, to;
     std::vector<std::int64_t> out(static_cast<std::size_t>(p), 0), in(static_cast<std::size_t>(p), 0);
     for (const Edge& e : edges) {
-      from_.push_back(e.u);
-      to_.push_back(e.v);
+      from.push_back(e.u);
+      to.push_back(e.v);
       w_.push_back(e.piece.bytes);
       ++out[static_cast<std::size_t>(e.u)];
       ++in[static_cast<std::size_t>(e.v)];
@@ -67,27 +70,25 @@ class BottleneckPeeling {
       for (; out[static_cast<std::size_t>(u)] < d; ++out[static_cast<std::size_t>(u)]) {
         while (in[static_cast<std::size_t>(v)] >= d) ++v;
         ++in[static_cast<std::size_t>(v)];
-        from_.push_back(u);
-        to_.push_back(v);
+        from.push_back(u);
+        to.push_back(v);
         w_.push_back(0);
       }
     alive_.assign(w_.size(), 1);
-    adj_.assign(static_cast<std::size_t>(p), {});
-    for (std::size_t e = 0; e < w_.size(); ++e) adj_[static_cast<std::size_t>(from_[e])].push_back(static_cast<std::int64_t>(e));
-    for (auto& list : adj_)   // lightest first: a size threshold cuts each list
-      std::stable_sort(list.begin(), list.end(), [&](std::int64_t a, std::int64_t b) { return w_[a] < w_[b]; });
-    match_l_.assign(static_cast<std::size_t>(p), -1);
-    match_r_.assign(static_cast<std::size_t>(p), -1);
-    dist_.assign(static_cast<std::size_t>(p), -1);
-    it_.assign(static_cast<std::size_t>(p), 0);
+    // Each port's pieces lightest first: a size threshold cuts its list.
+    std::vector<std::int64_t> order(w_.size());
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return w_[a] < w_[b]; });
+    matching_.emplace(p, std::move(from), std::move(to), order);
   }
 
   // colour[e] for the first `real` edges (the pieces); the dummies are dropped.
   std::vector<std::int32_t> run(std::size_t real) {
+    BipartiteMatching& g = *matching_;
     std::vector<std::int32_t> colour(real, -1);
     std::vector<Bytes> sizes;
     std::vector<Bytes> low_out(static_cast<std::size_t>(p_)), low_in(static_cast<std::size_t>(p_));
-    std::vector<std::int64_t> best_l, best_r;
+    std::vector<std::int64_t> best;
     for (std::int64_t k = 0; k < d_; ++k) {
       // Every rank must be matched: its lightest remaining piece bounds the bottleneck below.
       sizes.clear();
@@ -96,8 +97,9 @@ class BottleneckPeeling {
       for (std::size_t e = 0; e < w_.size(); ++e) {
         if (!alive_[e]) continue;
         sizes.push_back(w_[e]);
-        low_out[static_cast<std::size_t>(from_[e])] = std::min(low_out[static_cast<std::size_t>(from_[e])], w_[e]);
-        low_in[static_cast<std::size_t>(to_[e])] = std::min(low_in[static_cast<std::size_t>(to_[e])], w_[e]);
+        const std::size_t u = g.sender_port(static_cast<std::int64_t>(e)), v = g.receiver_port(static_cast<std::int64_t>(e)) - static_cast<std::size_t>(p_);
+        low_out[u] = std::min(low_out[u], w_[e]);
+        low_in[v] = std::min(low_in[v], w_[e]);
       }
       std::sort(sizes.begin(), sizes.end());
       sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -105,25 +107,22 @@ class BottleneckPeeling {
       for (Rank r = 0; r < p_; ++r) floor = std::max({floor, low_out[static_cast<std::size_t>(r)], low_in[static_cast<std::size_t>(r)]});
       std::size_t lo = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), floor) - sizes.begin());
       std::size_t hi = sizes.size() - 1;
-      std::fill(match_l_.begin(), match_l_.end(), -1);
-      std::fill(match_r_.begin(), match_r_.end(), -1);
+      g.clear();
       commfit_assert(perfect(sizes[hi]), "quantised_split", "a regular bipartite multigraph without a perfect matching");
-      best_l = match_l_;
-      best_r = match_r_;
+      best = g.matching();
       while (lo < hi) {
         const std::size_t mid = lo + (hi - lo) / 2;
         restrict_to(sizes[mid]);
         if (perfect(sizes[mid])) {
           hi = mid;
-          best_l = match_l_;
-          best_r = match_r_;
+          best = g.matching();
         } else {
           lo = mid + 1;
-          match_l_ = best_l;
-          match_r_ = best_r;
+          g.restore(best);
         }
       }
-      for (std::int64_t e : best_l) {
+      for (Rank u = 0; u < p_; ++u) {   // the senders' edges of the perfect matching
+        const std::int64_t e = best[static_cast<std::size_t>(u)];
         alive_[static_cast<std::size_t>(e)] = 0;
         if (static_cast<std::size_t>(e) < real) colour[static_cast<std::size_t>(e)] = static_cast<std::int32_t>(k);
       }
@@ -134,110 +133,28 @@ class BottleneckPeeling {
  private:
   static constexpr Bytes kNone = std::numeric_limits<Bytes>::max();
 
-  bool usable(std::int64_t e, Bytes cap) const { return alive_[static_cast<std::size_t>(e)] && w_[static_cast<std::size_t>(e)] <= cap; }
-
   // Unmatch the pieces above cap (the warm start of a lower threshold).
   void restrict_to(Bytes cap) {
     for (Rank u = 0; u < p_; ++u) {
-      const std::int64_t e = match_l_[static_cast<std::size_t>(u)];
-      if (e >= 0 && w_[static_cast<std::size_t>(e)] > cap) {
-        match_l_[static_cast<std::size_t>(u)] = -1;
-        match_r_[static_cast<std::size_t>(to_[static_cast<std::size_t>(e)])] = -1;
-      }
+      const std::int64_t e = matching_->match(static_cast<std::size_t>(u));
+      if (e >= 0 && w_[static_cast<std::size_t>(e)] > cap) matching_->drop(e);
     }
   }
 
-  // Hopcroft–Karp from the current matching on the usable pieces; true if every rank is matched.
+  // A perfect matching on the live pieces of at most cap bytes, from the current one.
   bool perfect(Bytes cap) {
-    while (true) {
-      std::vector<Rank>& queue = queue_;
-      queue.clear();
-      for (Rank u = 0; u < p_; ++u) {
-        dist_[static_cast<std::size_t>(u)] = match_l_[static_cast<std::size_t>(u)] < 0 ? 0 : -1;
-        if (match_l_[static_cast<std::size_t>(u)] < 0) queue.push_back(u);
-      }
-      if (queue.empty()) return true;
-      bool reachable = false;
-      for (std::size_t i = 0; i < queue.size(); ++i) {
-        const Rank u = queue[i];
-        for (std::int64_t e : adj_[static_cast<std::size_t>(u)]) {
-          if (w_[static_cast<std::size_t>(e)] > cap) break;
-          if (!alive_[static_cast<std::size_t>(e)]) continue;
-          const std::int64_t m = match_r_[static_cast<std::size_t>(to_[static_cast<std::size_t>(e)])];
-          if (m < 0) {
-            reachable = true;
-            continue;
-          }
-          const Rank u2 = from_[static_cast<std::size_t>(m)];
-          if (dist_[static_cast<std::size_t>(u2)] < 0) {
-            dist_[static_cast<std::size_t>(u2)] = dist_[static_cast<std::size_t>(u)] + 1;
-            queue.push_back(u2);
-          }
-        }
-      }
-      if (!reachable) return false;
-      std::fill(it_.begin(), it_.end(), 0);
-      bool grew = false;
-      for (Rank u = 0; u < p_; ++u)
-        if (match_l_[static_cast<std::size_t>(u)] < 0 && augment(u, cap)) grew = true;
-      if (!grew) return false;
-    }
-  }
-
-  // One augmenting path from the free sender `root` along the BFS layers (iterative DFS).
-  bool augment(Rank root, Bytes cap) {
-    stack_.assign(1, root);
-    via_.clear();
-    while (!stack_.empty()) {
-      const Rank u = stack_.back();
-      const auto& list = adj_[static_cast<std::size_t>(u)];
-      std::size_t& i = it_[static_cast<std::size_t>(u)];
-      bool down = false;
-      for (; i < list.size(); ++i) {
-        const std::int64_t e = list[i];
-        if (w_[static_cast<std::size_t>(e)] > cap) {
-          i = list.size();
-          break;
-        }
-        if (!alive_[static_cast<std::size_t>(e)]) continue;
-        const std::int64_t m = match_r_[static_cast<std::size_t>(to_[static_cast<std::size_t>(e)])];
-        if (m < 0) {   // a free receiver: flip the path
-          via_.push_back(e);
-          for (std::size_t level = 0; level < via_.size(); ++level) {
-            const std::int64_t f = via_[level];
-            match_l_[static_cast<std::size_t>(stack_[level])] = f;
-            match_r_[static_cast<std::size_t>(to_[static_cast<std::size_t>(f)])] = f;
-          }
-          return true;
-        }
-        const Rank u2 = from_[static_cast<std::size_t>(m)];
-        if (dist_[static_cast<std::size_t>(u2)] == dist_[static_cast<std::size_t>(u)] + 1) {
-          via_.push_back(e);
-          stack_.push_back(u2);
-          ++i;   // if u2 fails, u goes on with its next piece
-          down = true;
-          break;
-        }
-      }
-      if (down) continue;
-      dist_[static_cast<std::size_t>(u)] = -1;   // a dead end for this phase of the search
-      stack_.pop_back();
-      if (!via_.empty()) via_.pop_back();
-    }
-    return false;
+    return matching_->hopcroft_karp([&](std::int64_t e) {
+      using Use = BipartiteMatching::Use;
+      if (w_[static_cast<std::size_t>(e)] > cap) return Use::stop;   // the lists are lightest first
+      return alive_[static_cast<std::size_t>(e)] ? Use::yes : Use::no;
+    });
   }
 
   Rank p_;
   std::int64_t d_;
-  std::vector<Rank> from_, to_;
   std::vector<Bytes> w_;
   std::vector<char> alive_;
-  std::vector<std::vector<std::int64_t>> adj_;
-  std::vector<std::int64_t> match_l_, match_r_;
-  std::vector<std::int64_t> dist_;
-  std::vector<std::size_t> it_;
-  std::vector<Rank> queue_, stack_;
-  std::vector<std::int64_t> via_;
+  std::optional<BipartiteMatching> matching_;
 };
 
 }  // namespace
