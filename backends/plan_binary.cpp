@@ -554,18 +554,6 @@ Manifest read_manifest(const InFile& f, const Header& h) {
   return m;
 }
 
-// The fingerprint, rank count and phase count every rank file must share with the manifest.
-void check_rank_matches_manifest(const Plan& plan, Rank r, const std::string& file) {
-  const RankSchedule& rs = plan.ranks[r];
-  if (rs.rank != r) throw InputError(file, "/rank", "is " + std::to_string(rs.rank));
-  if (rs.ranks != plan.manifest.ranks)
-    throw InputError(file, "/ranks", "differs from the manifest's " + std::to_string(plan.manifest.ranks));
-  if (rs.phases != plan.manifest.phases)
-    throw InputError(file, "/phases", "differs from the manifest's " + std::to_string(plan.manifest.phases));
-  if (rs.matrix_fingerprint != plan.manifest.matrix_fingerprint)
-    throw InputError(file, "/matrix_fingerprint", "differs from the manifest's");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
@@ -813,7 +801,7 @@ Plan read_plan_binary(const std::filesystem::path& file, bool check_hash) {
     while (static_cast<Rank>(plan.ranks.size()) < r) plan.ranks.push_back(idle_rank(h, static_cast<Rank>(plan.ranks.size())));
     const std::string place = "rank " + std::to_string(r) + " slice";
     plan.ranks.push_back(decode_slice(f, h, k, e, r, slices.next(s.bytes, h.index_offset, place)));
-    check_rank_matches_manifest(plan, r, f.name() + ": " + place);
+    check_rank_of_manifest(plan.manifest, plan.ranks[r], r, f.name() + ": " + place);
     at += s.bytes;
   }
   if (at != h.index_offset)

@@ -387,10 +387,7 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash)
     const std::string name = rank_file_name(r, plan.manifest.ranks);
     const auto path = dir / name;
     RankSchedule rs = rank_schedule_from(read_at(name), path.string());
-    if (rs.rank != r) throw InputError(path.string(), "/rank", "file of rank " + std::to_string(r) + " holds rank " + std::to_string(rs.rank));
-    if (rs.ranks != plan.manifest.ranks) throw InputError(path.string(), "/ranks", "rank count differs from the manifest's " + std::to_string(plan.manifest.ranks));
-    if (rs.matrix_fingerprint != plan.manifest.matrix_fingerprint) throw InputError(path.string(), "/matrix_fingerprint", "differs from the manifest's: the files come from different plans");
-    if (rs.phases != plan.manifest.phases) throw InputError(path.string(), "/phases", "phase count differs from the manifest's " + std::to_string(plan.manifest.phases));
+    check_rank_of_manifest(plan.manifest, rs, r, path.string());
     plan.ranks.push_back(std::move(rs));
   }
   if (check_hash) check_plan_hash(plan, (dir / "manifest.json").string(), "/plan_hash");
@@ -619,6 +616,13 @@ void write_plan_dir(const Plan& plan, const std::filesystem::path& dir, unsigned
   PlanDirWriter writer(dir, plan.manifest.ranks, threads);
   for (const RankSchedule& rs : plan.ranks) writer.add(RankSchedule(rs));
   writer.finish(plan.manifest);
+}
+
+void check_rank_of_manifest(const Manifest& m, const RankSchedule& rs, Rank r, const std::string& file) {
+  if (rs.rank != r) throw InputError(file, "/rank", "the schedule of rank " + std::to_string(r) + " holds rank " + std::to_string(rs.rank));
+  if (rs.ranks != m.ranks) throw InputError(file, "/ranks", "rank count differs from the manifest's " + std::to_string(m.ranks));
+  if (rs.matrix_fingerprint != m.matrix_fingerprint) throw InputError(file, "/matrix_fingerprint", "differs from the manifest's: the files come from different plans");
+  if (rs.phases != m.phases) throw InputError(file, "/phases", "phase count differs from the manifest's " + std::to_string(m.phases));
 }
 
 }  // namespace commfit

@@ -22,6 +22,11 @@ std::string rank_schedule_json(const RankSchedule& r);
 Manifest parse_manifest(std::string_view text, const std::string& file);
 RankSchedule parse_rank_schedule(std::string_view text, const std::string& file);
 
+// A rank schedule read from a plan's files (the directory's rank file, the binary form's slice)
+// against its manifest: rank r, and the manifest's rank count, phase count and fingerprint.
+// InputError(file, place) naming the field otherwise.
+void check_rank_of_manifest(const Manifest& m, const RankSchedule& rs, Rank r, const std::string& file);
+
 // The manifest's plan_hash (when it has one) against the rank schedules: InputError(file, place)
 // naming both hashes when they differ.
 void check_plan_hash(const Plan& plan, const std::string& file, const std::string& place);
