@@ -136,18 +136,19 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
     std::stable_sort(by_phase.begin(), by_phase.end(), [](const ReportMessage& a, const ReportMessage& b) { return a.phase < b.phase; });
     std::vector<std::int64_t> count(d.link_loads.size(), 0);
     d.phase_link_sharing.assign(P, 0);
-    std::vector<std::int64_t> touched, links;
+    std::vector<Link> touched, links;
     for (std::size_t k = 0; k < by_phase.size();) {
       const Phase ph = by_phase[k].phase;
       for (; k < by_phase.size() && by_phase[k].phase == ph; ++k) {
         d.topology->route(by_phase[k].from, by_phase[k].to, links);
-        for (std::int64_t l : links) {
-          if (count[l] == 0) touched.push_back(l);
-          d.phase_link_sharing[ph] = std::max(d.phase_link_sharing[ph], ++count[l]);
-          if (count[l] > d.most_shared_count) d.most_shared_count = count[l], d.most_shared_link = l, d.most_shared_phase = ph;
+        for (Link l : links) {
+          std::int64_t& n = count[l.index()];
+          if (n == 0) touched.push_back(l);
+          d.phase_link_sharing[ph] = std::max(d.phase_link_sharing[ph], ++n);
+          if (n > d.most_shared_count) d.most_shared_count = n, d.most_shared_link = l, d.most_shared_phase = ph;
         }
       }
-      for (std::int64_t l : touched) count[l] = 0;
+      for (Link l : touched) count[l.index()] = 0;
       touched.clear();
     }
   }

@@ -377,7 +377,7 @@ std::int64_t existing_links(const Topology& t) {
   if (t.kind() != Topology::Kind::mesh && t.kind() != Topology::Kind::torus) return t.link_count();
   const auto& dims = t.dims();
   std::vector<bool> seen(static_cast<std::size_t>(t.link_count()), false);
-  std::vector<std::int64_t> route;
+  std::vector<Link> route;
   std::int64_t count = 0, stride = 1;
   for (std::size_t k = 0; k < dims.size(); stride *= dims[k], ++k)
     for (std::int64_t n = 0; n < t.nodes(); ++n)
@@ -386,9 +386,9 @@ std::int64_t existing_links(const Topology& t) {
         if ((to < 0 || to >= dims[k]) && t.kind() == Topology::Kind::mesh) continue;
         const std::int64_t m = n + (((to + dims[k]) % dims[k]) - at) * stride;
         if (m == n) continue;
-        t.route_nodes(static_cast<Rank>(n), static_cast<Rank>(m), route);
-        for (std::int64_t l : route)
-          if (!seen[static_cast<std::size_t>(l)]) seen[static_cast<std::size_t>(l)] = true, ++count;
+        t.route_nodes(Node{static_cast<Rank>(n)}, Node{static_cast<Rank>(m)}, route);
+        for (Link l : route)
+          if (!seen[l.index()]) seen[l.index()] = true, ++count;
       }
   return count;
 }
@@ -474,7 +474,7 @@ std::string links(const ReportData& d) {
     const int left = 40, top = 30;
     const int width = left * 2 + static_cast<int>(sp * (A - 1)) + 40, height = top * 2 + static_cast<int>(sp * (B - 1)) + 60;
     std::string body;
-    std::vector<std::int64_t> route;
+    std::vector<Link> route;
     std::vector<bool> drawn(d.link_loads.size(), false);
     auto pos = [&](std::int64_t n, double& px, double& py) { px = left + 20 + sp * (n % A), py = top + sp * (n / A); };
     std::int64_t drawn_links = 0;
@@ -487,11 +487,11 @@ std::string links(const ReportData& d) {
           if (wrap && (t.kind() == Topology::Kind::mesh || len < 3)) continue;
           to = (to + len) % len;
           const std::int64_t m = dim == 0 ? y * A + to : to * A + x;
-          t.route_nodes(static_cast<Rank>(n), static_cast<Rank>(m), route);
-          if (route.size() != 1 || drawn[route[0]]) continue;
-          drawn[route[0]] = true;
+          t.route_nodes(Node{static_cast<Rank>(n)}, Node{static_cast<Rank>(m)}, route);
+          if (route.size() != 1 || drawn[route[0].index()]) continue;
+          drawn[route[0].index()] = true;
           ++drawn_links;
-          const Bytes load = d.link_loads[route[0]];
+          const Bytes load = d.link_loads[route[0].index()];
           double x1, y1, x2, y2;
           pos(n, x1, y1);
           pos(m, x2, y2);
@@ -534,8 +534,8 @@ std::string links(const ReportData& d) {
     const double y = 4 + static_cast<double>(k) * bh;
     out += fmt("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.8em\">%s</text><rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
                "data-t=\"%s: %s\"/><text x=\"%.1f\" y=\"%.1f\" dy=\"0.8em\">%s</text>",
-               left - 6, y, esc(t.link_name(order[k])).c_str(), left, y + 1, std::max(1.0, w), bh - 3, colour(scale(static_cast<double>(load))).c_str(),
-               esc(t.link_name(order[k])).c_str(), human_bytes(static_cast<double>(load)).c_str(), left + w + 6, y,
+               left - 6, y, esc(t.link_name(Link{order[k]})).c_str(), left, y + 1, std::max(1.0, w), bh - 3, colour(scale(static_cast<double>(load))).c_str(),
+               esc(t.link_name(Link{order[k]})).c_str(), human_bytes(static_cast<double>(load)).c_str(), left + w + 6, y,
                human_bytes(static_cast<double>(load)).c_str());
   }
   out += "</svg><p class=\"note\">The most loaded links (at most 32), bytes over the whole exchange.</p>";

@@ -57,7 +57,8 @@ struct ReportData {
   // Links shared inside a phase (with a topology): per phase, the most messages one link carries;
   // and the link and phase where the most messages meet.
   std::vector<std::int64_t> phase_link_sharing;
-  std::int64_t most_shared_link = -1, most_shared_count = 0;
+  Link most_shared_link{-1};
+  std::int64_t most_shared_count = 0;
   Phase most_shared_phase = 0;
 };
 

@@ -40,10 +40,10 @@ double lower_bound_s(const CommMatrix& m, const TrafficStats& s, const CostOptio
 std::vector<Bytes> link_loads(const CommMatrix& m, const Topology& topo) {
   if (topo.kind() == Topology::Kind::full) return {};
   std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
-  std::vector<std::int64_t> links;
+  std::vector<Link> links;
   m.for_each([&](Rank i, Rank j, Bytes b) {
     topo.route(i, j, links);
-    for (std::int64_t l : links) load[static_cast<std::size_t>(l)] += b;
+    for (Link l : links) load[l.index()] += b;
   });
   return load;
 }
@@ -71,23 +71,23 @@ LinkShare link_share(const PlanTraffic& plan, const std::vector<Msg>& msgs, cons
   out.phase.assign(plan.phases(), 0);
   out.message.assign(msgs.size(), 0);
   std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
-  std::vector<std::int64_t> links, touched;
+  std::vector<Link> links, touched;
   for (std::size_t k = 0; k < msgs.size();) {
     const Phase phase = msgs[k].phase;
     const std::size_t begin = k;
     for (; k < msgs.size() && msgs[k].phase == phase; ++k) {
       topo.route(msgs[k].from, msgs[k].to, links);
-      for (std::int64_t l : links) {
-        if (load[static_cast<std::size_t>(l)] == 0) touched.push_back(l);
-        load[static_cast<std::size_t>(l)] += msgs[k].bytes;
-        out.phase[phase] = std::max(out.phase[phase], load[static_cast<std::size_t>(l)]);
+      for (Link l : links) {
+        if (load[l.index()] == 0) touched.push_back(l);
+        load[l.index()] += msgs[k].bytes;
+        out.phase[phase] = std::max(out.phase[phase], load[l.index()]);
       }
     }
     for (std::size_t i = begin; i < k; ++i) {
       topo.route(msgs[i].from, msgs[i].to, links);
-      for (std::int64_t l : links) out.message[i] = std::max(out.message[i], load[static_cast<std::size_t>(l)]);
+      for (Link l : links) out.message[i] = std::max(out.message[i], load[l.index()]);
     }
-    for (std::int64_t l : touched) load[static_cast<std::size_t>(l)] = 0;
+    for (Link l : touched) load[l.index()] = 0;
     touched.clear();
   }
   return out;
@@ -151,10 +151,10 @@ double async_estimate_s(const PlanTraffic& plan, const CostOptions& c, const Top
     commfit_assert(!plan.messages_dropped(), "async_estimate_s", "the plan's messages were not kept");
     Bytes busiest = 0;
     std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
-    std::vector<std::int64_t> links;
+    std::vector<Link> links;
     for (const Msg& m : plan.messages()) {
       topo.route(m.from, m.to, links);
-      for (std::int64_t l : links) busiest = std::max(busiest, load[static_cast<std::size_t>(l)] += m.bytes);
+      for (Link l : links) busiest = std::max(busiest, load[l.index()] += m.bytes);
     }
     if (busiest > 0) worst = std::max(worst, c.tau_s + static_cast<double>(busiest) / c.bandwidth_Bps);
   }
@@ -197,8 +197,8 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
       return;
     }
     inter = true;
-    out[topo.node_of(i)] += b;
-    in[topo.node_of(j)] += b;
+    out[topo.node_of(i).index()] += b;
+    in[topo.node_of(j).index()] += b;
   });
   if (!any) return 0;
   Bytes port = 0;
@@ -215,15 +215,15 @@ double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const To
   std::size_t hops = std::numeric_limits<std::size_t>::max();
   if (topo.kind() != Topology::Kind::full && inter) {
     std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
-    std::vector<std::int64_t> route;
+    std::vector<Link> route;
     m.for_each([&](Rank i, Rank j, Bytes b) {
       if (b == 0 || topo.node_of(i) == topo.node_of(j)) return;
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
-      for (std::int64_t l : route) load[static_cast<std::size_t>(l)] += b;
+      for (Link l : route) load[l.index()] += b;
     });
     for (std::size_t l = 0; l < load.size(); ++l)   // a link k cables wide carries k times the bytes
-      link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(static_cast<std::int64_t>(l)))));
+      link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(Link{static_cast<std::int64_t>(l)}))));
   }
   if (per_link && inter) latency = c.network.link_latency_s * static_cast<double>(hops);
   // The last message a rank posts waits the shortest latency of any message; the busiest port or

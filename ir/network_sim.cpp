@@ -211,7 +211,7 @@ class Simulation {
 
   // The node (host) of a rank: its port on the crossbar, its IB node; a rank itself with one rank
   // per node.
-  Rank node(Rank r) const { return per_node_ > 1 ? topo_.node_of(r) : r; }
+  Node node(Rank r) const { return per_node_ > 1 ? topo_.node_of(r) : Node{r}; }
   // True for a message between two ranks of one node: it uses no port and no link.
   bool local(std::uint32_t id) const { return per_node_ > 1 && node(msgs_[id].from) == node(msgs_[id].to); }
 
@@ -438,27 +438,27 @@ class Simulation {
   // connected to the sender through active flows, as SimGrid does (update_IB_factors_rec). Flows
   // a finished flow no longer connects keep their penalties until the next update reaches them:
   // SimGrid's behaviour, which makes hot receivers slower than a fresh recomputation would.
-  static std::uint64_t pair_key(Rank from, Rank to) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(to)) << 32) | static_cast<std::uint32_t>(from);
+  static std::uint64_t pair_key(Node from, Node to) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(to.value())) << 32) | static_cast<std::uint32_t>(from.value());
   }
 
   void ib_add(std::uint32_t id) {
-    const Rank from = node(msgs_[id].from), to = node(msgs_[id].to);
-    up_[from].push_back(id);
-    ++down_[to][from];
+    const Node from = node(msgs_[id].from), to = node(msgs_[id].to);
+    up_[from.index()].push_back(id);
+    ++down_[to.index()][from];
     ++pair_flows_[pair_key(from, to)];
-    ++in_flows_[to];
+    ++in_flows_[to.index()];
     ib_roots_.push_back(from);
     dirty_ = true;
   }
 
   void ib_remove(std::uint32_t id) {
-    const Rank from = node(msgs_[id].from), to = node(msgs_[id].to);
-    auto& down = down_[to];
+    const Node from = node(msgs_[id].from), to = node(msgs_[id].to);
+    auto& down = down_[to.index()];
     if (--down[from] == 0) down.erase(from);
     if (auto it = pair_flows_.find(pair_key(from, to)); --it->second == 0) pair_flows_.erase(it);
-    --in_flows_[to];
-    std::erase(up_[from], id);
+    --in_flows_[to.index()];
+    std::erase(up_[from.index()], id);
     ib_roots_.push_back(from);
     dirty_ = true;
   }
@@ -469,37 +469,36 @@ class Simulation {
   void ib_refresh() {
     ++epoch_;
     stack_.clear();
-    for (Rank root : ib_roots_)
-      if (seen_[root] != epoch_) {
-        seen_[root] = epoch_;
-        stack_.push_back(root);
+    auto visit = [&](Node v) {
+      if (seen_[v.index()] != epoch_) {
+        seen_[v.index()] = epoch_;
+        stack_.push_back(v);
       }
+    };
+    for (Node root : ib_roots_) visit(root);
     ib_roots_.clear();
     while (!stack_.empty()) {
-      const Rank u = stack_.back();
+      const Node u = stack_.back();
       stack_.pop_back();
       ib_penalties(u);
-      auto visit = [&](Rank v) {
-        if (seen_[v] != epoch_) {
-          seen_[v] = epoch_;
-          stack_.push_back(v);
-        }
-      };
-      for (std::uint32_t c : up_[u]) visit(node(msgs_[c].to));
-      for (const auto& [src, n] : down_[u]) visit(src);
-      work_ += up_[u].size() + down_[u].size() + 1;
+      for (std::uint32_t c : up_[u.index()]) visit(node(msgs_[c].to));
+      for (const auto& [src, n] : down_[u.index()]) visit(src);
+      work_ += up_[u.index()].size() + down_[u.index()].size() + 1;
     }
   }
 
   // compute_IB_factors(u): the bounds of u's outgoing flows.
-  void ib_penalties(Rank u) {
-    const double n = static_cast<double>(up_[u].size());
+  void ib_penalties(Node u) {
+    const auto& up = up_[u.index()];
+    const double n = static_cast<double>(up.size());
     double out = 0;
-    for (std::uint32_t c : up_[u])
-      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[node(msgs_[c].to)] > 2 ? net_.ib.ys : 1.0));
-    for (std::uint32_t c : up_[u]) {
-      const Rank d = node(msgs_[c].to);
-      const double in = in_flows_[d] != 1 ? static_cast<double>(pair_flows_.find(pair_key(u, d))->second) * net_.ib.be * static_cast<double>(down_[d].size()) : 1.0;
+    for (std::uint32_t c : up)
+      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[node(msgs_[c].to).index()] > 2 ? net_.ib.ys : 1.0));
+    for (std::uint32_t c : up) {
+      const Node d = node(msgs_[c].to);
+      const double in = in_flows_[d.index()] != 1
+                            ? static_cast<double>(pair_flows_.find(pair_key(u, d))->second) * net_.ib.be * static_cast<double>(down_[d.index()].size())
+                            : 1.0;
       const double b = base_bound_[c] / std::max(in, out);
       if (b != bound_[c]) {
         bound_[c] = b;
@@ -518,12 +517,12 @@ class Simulation {
     const Message& m = msgs_[f];
     if (local(f)) return res;
     if (topo_.kind() == Topology::Kind::full) {
-      res.push_back(node(m.from));
-      res.push_back(p_ + node(m.to));
+      res.push_back(node(m.from).value());   // a node's ports: injection n, ejection p + n
+      res.push_back(p_ + node(m.to).value());
       return res;
     }
     topo_.route(m.from, m.to, links_);
-    for (std::int64_t l : links_) res.push_back(static_cast<std::int32_t>(2 * static_cast<std::int64_t>(p_) + l));
+    for (Link l : links_) res.push_back(static_cast<std::int32_t>(2 * static_cast<std::int64_t>(p_) + l.value()));
     return res;
   }
 
@@ -673,7 +672,7 @@ class Simulation {
 
   // A resource's capacity: a rank's port, or a link (a bundle of width cables).
   double capacity(std::int32_t q) const {
-    return q < 2 * p_ ? bw_ : bw_ * topo_.link_width(q - 2 * static_cast<std::int64_t>(p_));
+    return q < 2 * p_ ? bw_ : bw_ * topo_.link_width(Link{q - 2 * static_cast<std::int64_t>(p_)});
   }
 
   struct Share {
@@ -712,12 +711,12 @@ class Simulation {
   double window_ = 0;   // batching window (ir/network_sim.h)
   // network ib: each node's flows out (in start order), flows in per sender, and flows in.
   std::vector<std::vector<std::uint32_t>> up_;
-  std::vector<std::map<Rank, std::int64_t>> down_;
+  std::vector<std::map<Node, std::int64_t>> down_;
   std::vector<std::int64_t> in_flows_;
   std::unordered_map<std::uint64_t, std::int64_t> pair_flows_;   // flows per (sender, receiver)
   std::vector<std::uint64_t> seen_;
   std::uint64_t epoch_ = 0;
-  std::vector<Rank> stack_, ib_roots_;
+  std::vector<Node> stack_, ib_roots_;
   std::vector<Rank> ready_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
@@ -729,7 +728,7 @@ class Simulation {
   std::vector<std::uint64_t> version_;
   std::vector<std::uint32_t> slot_, res_flows_, by_bound_;
   std::vector<std::int32_t> touched_;
-  std::vector<std::int64_t> links_;
+  std::vector<Link> links_;
   std::vector<std::size_t> res_start_, fill_;
   std::vector<std::vector<std::int32_t>> routes_;
   std::vector<std::vector<std::uint32_t>> res_users_;   // active flows of each resource

@@ -485,16 +485,17 @@ void Topology::check_ranks(Rank p) const {
                      " per node) but the matrix has " + std::to_string(p));
 }
 
-void Topology::route(Rank a, Rank b, std::vector<std::int64_t>& links) const {
+void Topology::route(Rank a, Rank b, std::vector<Link>& links) const {
   links.clear();
   commfit_assert(a >= 0 && b >= 0 && ((kind_ == Kind::full && !map_) || (a < ranks() && b < ranks())),
                  "Topology::route", "rank out of range for " + spec());
   route_nodes(node_of(a), node_of(b), links);
 }
 
-void Topology::route_nodes(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+void Topology::route_nodes(Node from, Node to, std::vector<Link>& links) const {
   links.clear();
-  if (u == v) return;
+  if (from == to) return;
+  const std::int64_t u = from.value(), v = to.value();
   switch (kind_) {
     case Kind::full: return;
     case Kind::hypercube: return route_hypercube(u, v, links);
@@ -505,20 +506,20 @@ void Topology::route_nodes(Rank u, Rank v, std::vector<std::int64_t>& links) con
   }
 }
 
-std::vector<std::int64_t> Topology::route(Rank a, Rank b) const {
-  std::vector<std::int64_t> links;
+std::vector<Link> Topology::route(Rank a, Rank b) const {
+  std::vector<Link> links;
   route(a, b, links);
   return links;
 }
 
 // e-cube: flip the differing address bits from least to most significant. The link leaving
 // node x across bit k is x * D + k.
-void Topology::route_hypercube(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+void Topology::route_hypercube(std::int64_t u, std::int64_t v, std::vector<Link>& links) const {
   const std::int64_t D = dims_[0];
   std::int64_t x = u;
   for (std::int64_t k = 0; k < D; ++k)
     if (((x ^ v) >> k) & 1) {
-      links.push_back(x * D + k);
+      links.push_back(Link{x * D + k});
       x ^= std::int64_t{1} << k;
     }
 }
@@ -529,7 +530,7 @@ void Topology::route_hypercube(Rank u, Rank v, std::vector<std::int64_t>& links)
 // (s, s + size/2] or, wrapping, when s > size/2 and t <= (s + size/2) mod size (s = source
 // coordinate); else -. Ties (even size, distance size/2) therefore go +, except from
 // s = size/2 to t = 0, which goes -.
-void Topology::route_grid(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+void Topology::route_grid(std::int64_t u, std::int64_t v, std::vector<Link>& links) const {
   const auto n = static_cast<std::int64_t>(dims_.size());
   std::int64_t x = u;
   for (std::int64_t k = 0; k < n; ++k) {
@@ -543,7 +544,7 @@ void Topology::route_grid(Rank u, Rank v, std::vector<std::int64_t>& links) cons
       plus = (t > s && t <= s + size / 2) || (s > size / 2 && (s + size / 2) % size >= t);
     }
     for (std::int64_t c = s; c != t;) {
-      links.push_back(2 * (x * n + k) + (plus ? 0 : 1));
+      links.push_back(Link{2 * (x * n + k) + (plus ? 0 : 1)});
       const std::int64_t next = plus ? (c + 1) % size : (c + size - 1) % size;
       x += (next - c) * stride;
       c = next;
@@ -555,7 +556,7 @@ void Topology::route_grid(Rank u, Rank v, std::vector<std::int64_t>& links) cons
 // after a green hop the current router is taken to be blade t of chassis 0 of the target group,
 // whichever chassis the hop was in, so a route inside a group from chassis c != 0 to chassis 0 on
 // another blade has no black hop (SimGrid simulates that route, so the planner prices it).
-void Topology::route_dragonfly(Rank u, Rank v, std::vector<std::int64_t>& links) const {
+void Topology::route_dragonfly(std::int64_t u, std::int64_t v, std::vector<Link>& links) const {
   const Dragonfly d(dims_);
   auto coords = [&](std::int64_t x) {
     const std::int64_t node = x % d.per_blade, blade = x / d.per_blade % d.blades;
@@ -563,28 +564,28 @@ void Topology::route_dragonfly(Rank u, Rank v, std::vector<std::int64_t>& links)
     return std::array<std::int64_t, 4>{group, chassis, blade, node};
   };
   const auto s = coords(u), t = coords(v);
-  links.push_back(d.local(d.router(s[0], s[1], s[2]), s[3], false));
+  links.push_back(Link{d.local(d.router(s[0], s[1], s[2]), s[3], false)});
   std::int64_t g = s[0], c = s[1], b = s[2];   // the current router, as SimGrid holds it
   if (d.router(s[0], s[1], s[2]) != d.router(t[0], t[1], t[2])) {
     if (t[0] != g) {
       if (b != t[0]) {   // to the blade of our chassis that leads to the target group
-        links.push_back(d.green_link(g, c, b, t[0]));
+        links.push_back(Link{d.green_link(g, c, b, t[0])});
         b = t[0];
       }
       if (c != 0) {   // to chassis 0, whose blade t[0] holds the blue link
-        links.push_back(d.black_link(g, b, c, 0));
+        links.push_back(Link{d.black_link(g, b, c, 0)});
         c = 0;
       }
-      links.push_back(d.blue_link(g, t[0]));
+      links.push_back(Link{d.blue_link(g, t[0])});
       g = t[0], c = 0, b = s[0];   // router s[0] of the target group (blade s[0] of chassis 0)
     }
     if (t[2] != b) {
-      links.push_back(d.green_link(g, c, b, t[2]));
+      links.push_back(Link{d.green_link(g, c, b, t[2])});
       c = 0, b = t[2];   // SimGrid's quirk: chassis 0, whatever chassis the hop was in
     }
-    if (t[1] != c) links.push_back(d.black_link(g, b, c, t[1]));
+    if (t[1] != c) links.push_back(Link{d.black_link(g, b, c, t[1])});
   }
-  links.push_back(d.local(d.router(t[0], t[1], t[2]), t[3], true));
+  links.push_back(Link{d.local(d.router(t[0], t[1], t[2]), t[3], true)});
 }
 
 std::int64_t Topology::link_count() const {
@@ -599,17 +600,18 @@ std::int64_t Topology::link_count() const {
   return 0;
 }
 
-double Topology::link_width(std::int64_t link) const {
+double Topology::link_width(Link link) const {
   if (kind_ != Kind::dragonfly) return 1;
   const Dragonfly d(dims_);
-  const std::int64_t cable = link / 2;
+  const std::int64_t cable = link.value() / 2;
   if (cable < d.green_base()) return 1;
   if (cable < d.black_base()) return static_cast<double>(d.green);
   if (cable < d.blue_base()) return static_cast<double>(d.black);
   return static_cast<double>(d.blue);
 }
 
-std::string Topology::link_name(std::int64_t link) const {
+std::string Topology::link_name(Link id) const {
+  const std::int64_t link = id.value();
   commfit_assert(link >= 0 && link < link_count(), "Topology::link_name", "link id out of range");
   switch (kind_) {
     case Kind::full: break;
@@ -631,7 +633,7 @@ std::string Topology::link_name(std::int64_t link) const {
       return plus ? "link_from_" + std::to_string(x) + "_to_" + std::to_string(y) + "_UP"
                   : "link_from_" + std::to_string(y) + "_to_" + std::to_string(x) + "_DOWN";
     }
-    case Kind::fattree: return fattree_->link_name(link);
+    case Kind::fattree: return fattree_->link_name(id);
     case Kind::dragonfly: {
       // SimGrid's names: kind, the cable's place, its creation number, the direction.
       const Dragonfly d(dims_);

@@ -71,7 +71,7 @@ class Topology {
   Rank nodes() const { return nodes_; }
   Rank ranks() const { return map_ ? static_cast<Rank>(map_->size()) : nodes_ * per_node_; }
   Rank ranks_per_node() const { return per_node_; }
-  Rank node_of(Rank r) const { return map_ ? (*map_)[static_cast<std::size_t>(r)] : r / per_node_; }
+  Node node_of(Rank r) const { return Node{map_ ? (*map_)[static_cast<std::size_t>(r)] : r / per_node_}; }
   // The node of each rank when a node map places them; empty otherwise (+nodeN).
   std::span<const Rank> node_map() const { return map_ ? std::span<const Rank>(*map_) : std::span<const Rank>(); }
   // An upper bound on node_of(r) + 1 for the ranks r < p of a job: arrays indexed by node.
@@ -95,26 +95,27 @@ class Topology {
   // Replaces `links` with the directed links of the route a -> b, in path order. Empty when a and
   // b share a node (a == b included) or the topology is full. Needs 0 <= a, b < ranks() (any
   // non-negative ranks for full).
-  void route(Rank a, Rank b, std::vector<std::int64_t>& links) const;
-  std::vector<std::int64_t> route(Rank a, Rank b) const;
+  void route(Rank a, Rank b, std::vector<Link>& links) const;
+  std::vector<Link> route(Rank a, Rank b) const;
   // The same between nodes (hosts) u and v, 0 <= u, v < nodes().
-  void route_nodes(Rank u, Rank v, std::vector<std::int64_t>& links) const;
+  void route_nodes(Node u, Node v, std::vector<Link>& links) const;
 
-  // Link ids are in [0, link_count()); on a mesh some ids at the borders are never used.
+  // Link ids are in [0, link_count()); on a mesh some ids at the borders are never used. Arrays
+  // indexed by link have link_count() entries (Link::index()).
   std::int64_t link_count() const;
   // A link's bandwidth in units of the cluster's link bandwidth: 1 except a dragonfly's bundles
   // (SimGrid gives a green, black or blue link that many times the cluster's bandwidth).
-  double link_width(std::int64_t link) const;
+  double link_width(Link link) const;
   // A readable name for messages and reports. fattree and torus links carry SimGrid's names for
   // the same link (without the zone prefix), e.g. "link_from_0_15_0_UP", "link_from_3_to_0_DOWN".
-  std::string link_name(std::int64_t link) const;
+  std::string link_name(Link link) const;
 
   friend bool operator==(const Topology& a, const Topology& b) { return a.spec() == b.spec(); }
 
  private:
-  void route_hypercube(Rank a, Rank b, std::vector<std::int64_t>& links) const;
-  void route_grid(Rank a, Rank b, std::vector<std::int64_t>& links) const;
-  void route_dragonfly(Rank a, Rank b, std::vector<std::int64_t>& links) const;
+  void route_hypercube(std::int64_t u, std::int64_t v, std::vector<Link>& links) const;
+  void route_grid(std::int64_t u, std::int64_t v, std::vector<Link>& links) const;
+  void route_dragonfly(std::int64_t u, std::int64_t v, std::vector<Link>& links) const;
   void set_nodes_per_rank(std::int64_t per_node, const std::string& what);
 
   Kind kind_ = Kind::full;

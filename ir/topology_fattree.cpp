@@ -136,7 +136,7 @@ std::int64_t FatTree::child_cable(std::int64_t g, std::int64_t port) const {
   return child_port[child_base[l] + (g - level_begin[l]) * child_ports(g) + port];
 }
 
-void FatTree::route(std::int64_t a, std::int64_t b, std::vector<std::int64_t>& links) const {
+void FatTree::route(std::int64_t a, std::int64_t b, std::vector<Link>& links) const {
   const int L = levels();
   // Up: until b is in the current switch's subtree (its label agrees with b's on digits >= level).
   auto in_subtree = [&](std::int64_t g) {
@@ -153,7 +153,7 @@ void FatTree::route(std::int64_t a, std::int64_t b, std::vector<std::int64_t>& l
     for (int i = 0; i < l; ++i) d /= up[i];   // (sic: not up[i] * parallel[i]) as in 3.32
     d %= up[l] * parallel[l];
     const std::int64_t cable = parent_cable(cur, d);
-    links.push_back(2 * cable);
+    links.push_back(Link{2 * cable});
     cur = cable_parent[cable];
   }
   // Down: SimGrid's loop, kept literally: the port index i runs on after a step down, against
@@ -166,7 +166,7 @@ void FatTree::route(std::int64_t a, std::int64_t b, std::vector<std::int64_t>& l
       const int cl = level_of(cur);
       if (i % down[cl - 1] == label(b, cl - 1)) {
         const std::int64_t cable = child_cable(cur, i);
-        links.push_back(2 * cable + 1);
+        links.push_back(Link{2 * cable + 1});
         cur = cable_child[cable];
       }
     }
@@ -174,8 +174,8 @@ void FatTree::route(std::int64_t a, std::int64_t b, std::vector<std::int64_t>& l
   }
 }
 
-std::string FatTree::link_name(std::int64_t link) const {
-  const std::int64_t cable = link / 2;
+std::string FatTree::link_name(Link id) const {
+  const std::int64_t link = id.value(), cable = link / 2;
   return "link_from_" + std::to_string(simgrid_id(cable_child[cable])) + "_" +
          std::to_string(simgrid_id(cable_parent[cable])) + "_" + std::to_string(cable) +
          (link % 2 == 0 ? "_UP" : "_DOWN");

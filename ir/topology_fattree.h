@@ -18,6 +18,8 @@
 // including SimGrid's loop that keeps scanning from the same port index one level lower.
 #pragma once
 
+#include "ir/types.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,8 +38,8 @@ struct FatTree {
   std::int64_t link_count() const { return 2 * cables(); }
 
   // Appends the directed links from host a to host b (a != b).
-  void route(std::int64_t a, std::int64_t b, std::vector<std::int64_t>& links) const;
-  std::string link_name(std::int64_t link) const;
+  void route(std::int64_t a, std::int64_t b, std::vector<Link>& links) const;
+  std::string link_name(Link link) const;
 
   // Node tables, global index g: level_begin[l] <= g < level_begin[l + 1] at level l.
   int levels() const { return static_cast<int>(down.size()); }

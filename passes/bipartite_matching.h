@@ -1,7 +1,7 @@
 // Matchings of the bipartite multigraph of a decomposition: p senders on one side, p receivers on
 // the other, one edge per piece (edge e joins sender from[e] and receiver to[e]; parallel edges
-// are distinct pieces). One state, the edge that covers each port (sender u is port u, receiver v
-// is port p + v), and the two searches the passes need, each in one place:
+// are distinct pieces). One state, the edge that covers each port (ir/types.h: Port::sender(u),
+// Port::receiver(p, v)), and the two searches the passes need, each in one place:
 //  - augment(): one breadth-first alternating path from an uncovered root on either side, which
 //    ends at a free port or at a covered one that may give its edge up (the Mendelsohn-Dulmage
 //    exchange; Lovász-Plummer §1.4). A matching that covers a set of ports is found this way if
@@ -38,16 +38,17 @@ class BipartiteMatching {
         seen_(adj_.size(), 0), dist_(static_cast<std::size_t>(p), -1), it_(static_cast<std::size_t>(p), 0) {
     commfit_assert(from_.size() == to_.size(), "BipartiteMatching", "edges with one end");
     for (Edge e : order) {
-      adj_[sender_port(e)].push_back(e);
-      adj_[receiver_port(e)].push_back(e);
+      adj_[sender_port(e).index()].push_back(e);
+      adj_[receiver_port(e).index()].push_back(e);
     }
   }
 
+  // Ports 0 .. ports() - 1: the senders, then the receivers.
   std::size_t ports() const { return match_.size(); }
-  std::size_t sender_port(Edge e) const { return static_cast<std::size_t>(from_[static_cast<std::size_t>(e)]); }
-  std::size_t receiver_port(Edge e) const { return static_cast<std::size_t>(p_ + to_[static_cast<std::size_t>(e)]); }
+  Port sender_port(Edge e) const { return Port::sender(from_[static_cast<std::size_t>(e)]); }
+  Port receiver_port(Edge e) const { return Port::receiver(p_, to_[static_cast<std::size_t>(e)]); }
   // The edge covering a port, or kNone.
-  Edge match(std::size_t port) const { return match_[port]; }
+  Edge match(Port port) const { return match_[port.index()]; }
   // The whole matching, port by port (to put back later with restore()).
   const std::vector<Edge>& matching() const { return match_; }
   void restore(const std::vector<Edge>& matching) { match_ = matching; }
@@ -55,13 +56,13 @@ class BipartiteMatching {
 
   // e covers its two ports (both free).
   void take(Edge e) {
-    match_[sender_port(e)] = e;
-    match_[receiver_port(e)] = e;
+    match_[sender_port(e).index()] = e;
+    match_[receiver_port(e).index()] = e;
   }
   // e, which covers its ports, no longer does.
   void drop(Edge e) {
-    match_[sender_port(e)] = kNone;
-    match_[receiver_port(e)] = kNone;
+    match_[sender_port(e).index()] = kNone;
+    match_[receiver_port(e).index()] = kNone;
   }
 
   // Forgets the edges `keep` rejects, in `order` and in every port's list.
@@ -76,21 +77,21 @@ class BipartiteMatching {
   // accepts: it ends at a free port, or at a covered port x2 with may_leave(x2), which then gives
   // its edge up. The path is flipped; false when no such path exists (the matching is unchanged).
   template <class Usable, class MayLeave>
-  bool augment(std::size_t root, Usable usable, MayLeave may_leave) {
+  bool augment(Port root, Usable usable, MayLeave may_leave) {
     ++stamp_;
     queue_.assign(1, root);
     via_.assign(1, kNone);
     parent_.assign(1, -1);
-    seen_[root] = stamp_;
+    seen_[root.index()] = stamp_;
     for (std::size_t i = 0; i < queue_.size(); ++i) {
-      const std::size_t x = queue_[i];
-      for (Edge e : adj_[x]) {
-        if (match_[x] == e || !usable(e)) continue;
-        const std::size_t y = other(e, x);
-        const Edge held = match_[y];
-        const std::size_t x2 = held == kNone ? 0 : other(held, y);
+      const Port x = queue_[i];
+      for (Edge e : adj_[x.index()]) {
+        if (match_[x.index()] == e || !usable(e)) continue;
+        const Port y = other(e, x);
+        const Edge held = match_[y.index()];
+        const Port x2 = held == kNone ? Port{0} : other(held, y);
         if (held == kNone || may_leave(x2)) {
-          if (held != kNone) match_[x2] = kNone;   // x2 may go without
+          if (held != kNone) match_[x2.index()] = kNone;   // x2 may go without
           Edge edge = e;
           for (std::int64_t at = static_cast<std::int64_t>(i);;) {
             take(edge);
@@ -100,8 +101,8 @@ class BipartiteMatching {
           }
           return true;
         }
-        if (seen_[x2] == stamp_) continue;
-        seen_[x2] = stamp_;
+        if (seen_[x2.index()] == stamp_) continue;
+        seen_[x2.index()] = stamp_;
         queue_.push_back(x2);
         via_.push_back(e);
         parent_.push_back(static_cast<std::int64_t>(i));
@@ -118,18 +119,19 @@ class BipartiteMatching {
       // The layers: breadth-first from the free senders over alternating paths.
       senders_.clear();
       for (Rank u = 0; u < p_; ++u) {
-        dist_[static_cast<std::size_t>(u)] = match_[static_cast<std::size_t>(u)] == kNone ? 0 : -1;
-        if (match_[static_cast<std::size_t>(u)] == kNone) senders_.push_back(u);
+        const bool free = match_[Port::sender(u).index()] == kNone;
+        dist_[static_cast<std::size_t>(u)] = free ? 0 : -1;
+        if (free) senders_.push_back(u);
       }
       if (senders_.empty()) return true;
       bool reachable = false;
       for (std::size_t i = 0; i < senders_.size(); ++i) {
         const Rank u = senders_[i];
-        for (Edge e : adj_[static_cast<std::size_t>(u)]) {
+        for (Edge e : adj_[Port::sender(u).index()]) {
           const Use how = use(e);
           if (how == Use::stop) break;
           if (how == Use::no) continue;
-          const Edge m = match_[receiver_port(e)];
+          const Edge m = match_[receiver_port(e).index()];
           if (m == kNone) {
             reachable = true;
             continue;
@@ -146,13 +148,13 @@ class BipartiteMatching {
       std::fill(it_.begin(), it_.end(), 0);
       bool grew = false;
       for (Rank u = 0; u < p_; ++u)
-        if (match_[static_cast<std::size_t>(u)] == kNone && layered_path(u, use)) grew = true;
+        if (match_[Port::sender(u).index()] == kNone && layered_path(u, use)) grew = true;
       if (!grew) return false;
     }
   }
 
  private:
-  std::size_t other(Edge e, std::size_t x) const { return x == sender_port(e) ? receiver_port(e) : sender_port(e); }
+  Port other(Edge e, Port x) const { return x == sender_port(e) ? receiver_port(e) : sender_port(e); }
 
   // One augmenting path from the free sender `root` along the layers (an iterative depth-first
   // search; a sender it leaves without a path is dead for this round).
@@ -162,7 +164,7 @@ class BipartiteMatching {
     path_.clear();
     while (!stack_.empty()) {
       const Rank u = stack_.back();
-      const auto& list = adj_[static_cast<std::size_t>(u)];
+      const auto& list = adj_[Port::sender(u).index()];
       std::size_t& i = it_[static_cast<std::size_t>(u)];
       bool down = false;
       for (; i < list.size(); ++i) {
@@ -173,13 +175,13 @@ class BipartiteMatching {
           break;
         }
         if (how == Use::no) continue;
-        const Edge m = match_[receiver_port(e)];
+        const Edge m = match_[receiver_port(e).index()];
         if (m == kNone) {   // a free receiver: flip the path
           path_.push_back(e);
           for (std::size_t level = 0; level < path_.size(); ++level) {
             const Edge f = path_[level];
-            match_[static_cast<std::size_t>(stack_[level])] = f;
-            match_[receiver_port(f)] = f;
+            match_[Port::sender(stack_[level]).index()] = f;
+            match_[receiver_port(f).index()] = f;
           }
           return true;
         }
@@ -207,7 +209,7 @@ class BipartiteMatching {
   // augment()'s scratch: the breadth-first queue of ports, the edge and queue entry each came by.
   std::vector<std::uint32_t> seen_;
   std::uint32_t stamp_ = 0;
-  std::vector<std::size_t> queue_;
+  std::vector<Port> queue_;
   std::vector<Edge> via_;
   std::vector<std::int64_t> parent_;
   // hopcroft_karp()'s scratch: each sender's layer and next edge, the queue, the current path.

@@ -76,15 +76,16 @@ Schedule decompose_optimal(const CommMatrix& m) {
   s.ranks = p;
   s.copies = local_copies(m);
 
-  // Degrees of the bipartite multigraph: vertex u < p is sender u, vertex p + v receiver v.
+  // Degrees of the bipartite multigraph, whose vertices are the ports (ir/types.h).
   std::vector<std::int32_t> degree(2 * static_cast<std::size_t>(p), 0);
   std::vector<Edge> edges;
   edges.reserve(static_cast<std::size_t>(m.nnz()));
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j) return;
-    edges.push_back({~b, i, p + j});
-    ++degree[i];
-    ++degree[p + j];
+    const Port u = Port::sender(i), v = Port::receiver(p, j);
+    edges.push_back({~b, u.value(), v.value()});
+    ++degree[u.index()];
+    ++degree[v.index()];
   });
   const Colour h = degree.empty() ? 0 : *std::max_element(degree.begin(), degree.end());
   s.phases = static_cast<Phase>(h);

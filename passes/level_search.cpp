@@ -47,7 +47,7 @@ class Search {
     port_msgs_.resize(2 * static_cast<std::size_t>(p));
     for (std::size_t e = 0; e < msg_.size(); ++e) {
       port_msgs_[sender(e)].push_back(static_cast<std::int32_t>(e));
-      port_msgs_[static_cast<std::size_t>(p + msg_[e].v)].push_back(static_cast<std::int32_t>(e));
+      port_msgs_[receiver(e)].push_back(static_cast<std::int32_t>(e));
     }
     occ_.assign(2 * static_cast<std::size_t>(p) * static_cast<std::size_t>(P), 0);
     busy_.assign(2 * static_cast<std::size_t>(p), 0);
@@ -145,8 +145,8 @@ class Search {
     });
   }
   Bytes level(int k) const { return T_[static_cast<std::size_t>(k)]; }
-  std::size_t sender(std::size_t e) const { return static_cast<std::size_t>(msg_[e].u); }          // port
-  std::size_t receiver(std::size_t e) const { return static_cast<std::size_t>(p_ + msg_[e].v); }   // port
+  std::size_t sender(std::size_t e) const { return Port::sender(msg_[e].u).index(); }          // its port
+  std::size_t receiver(std::size_t e) const { return Port::receiver(p_, msg_[e].v).index(); }   // its port
   bool holds(std::size_t e, Mask m) const {
     Bytes room = 0;
     for (Mask x = m; x; x &= x - 1) room += level(std::countr_zero(x));

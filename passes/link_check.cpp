@@ -73,14 +73,14 @@ Schedule link_check(const Schedule& s, const Topology& topo, LinkCheckReport* re
 
   KeySet link_used, send_used, recv_used;
   std::vector<Bytes> phase_max(s.phases, 0);
-  std::vector<std::int64_t> route;
+  std::vector<Link> route;
   auto route_free = [&](Phase p) {   // the route in `route`
-    return std::none_of(route.begin(), route.end(), [&](std::int64_t l) {
-      return link_used.contains(p * links_n + static_cast<std::uint64_t>(l));
+    return std::none_of(route.begin(), route.end(), [&](Link l) {
+      return link_used.contains(p * links_n + static_cast<std::uint64_t>(l.value()));
     });
   };
   auto claim = [&](Unit& u, Phase p) {   // u's route is in `route`
-    for (std::int64_t l : route) link_used.insert(p * links_n + static_cast<std::uint64_t>(l));
+    for (Link l : route) link_used.insert(p * links_n + static_cast<std::uint64_t>(l.value()));
     send_used.insert(p * ranks_n + static_cast<std::uint64_t>(u.from));
     recv_used.insert(p * ranks_n + static_cast<std::uint64_t>(u.to));
     if (p >= phase_max.size()) phase_max.resize(p + 1, 0);
@@ -157,7 +157,7 @@ Schedule link_check(const Schedule& s, const Topology& topo, LinkCheckReport* re
     for (const auto& [from, to] : pairs) {
       floor = std::max({floor, ++out_n[from], ++in_n[to]});
       topo.route(from, to, route);
-      for (std::int64_t l : route) floor = std::max(floor, ++per_link[static_cast<std::size_t>(l)]);
+      for (Link l : route) floor = std::max(floor, ++per_link[l.index()]);
     }
     report->phase_lower_bound = static_cast<Phase>(floor);
   }

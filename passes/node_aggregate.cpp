@@ -18,14 +18,14 @@ NodeGroups::NodeGroups(const Topology& t, Rank p, Rank size) : group_(static_cas
   // Ranks by node (a stable counting sort: ascending within a node), then cut.
   const Rank slots = t.node_slots(p);
   std::vector<Rank> at(static_cast<std::size_t>(slots) + 1, 0);
-  for (Rank r = 0; r < p; ++r) ++at[static_cast<std::size_t>(t.node_of(r)) + 1];
+  for (Rank r = 0; r < p; ++r) ++at[t.node_of(r).index() + 1];
   for (std::size_t n = 1; n < at.size(); ++n) at[n] += at[n - 1];
   std::vector<Rank> by_node(static_cast<std::size_t>(p));
-  for (Rank r = 0; r < p; ++r) by_node[static_cast<std::size_t>(at[static_cast<std::size_t>(t.node_of(r))]++)] = r;
+  for (Rank r = 0; r < p; ++r) by_node[static_cast<std::size_t>(at[t.node_of(r).index()]++)] = r;
   // Each node's ranks, in order, to groups of `size`; a group is numbered by its lowest rank.
   std::vector<std::pair<Rank, Rank>> cuts;   // (lowest rank, position in by_node of the group's first)
   for (Rank k = 0; k < p;) {
-    const Rank node = t.node_of(by_node[static_cast<std::size_t>(k)]);
+    const Node node = t.node_of(by_node[static_cast<std::size_t>(k)]);
     Rank end = k;
     while (end < p && t.node_of(by_node[static_cast<std::size_t>(end)]) == node) ++end;
     for (Rank g = k; g < end; g += size) cuts.emplace_back(by_node[static_cast<std::size_t>(g)], g);
@@ -36,7 +36,7 @@ NodeGroups::NodeGroups(const Topology& t, Rank p, Rank size) : group_(static_cas
   members_.reserve(static_cast<std::size_t>(p));
   for (const auto& [lowest, first] : cuts) {
     const Rank g = static_cast<Rank>(start_.size()) - 1;
-    const Rank node = t.node_of(lowest);
+    const Node node = t.node_of(lowest);
     for (Rank k = first; k < p && k < first + size && t.node_of(by_node[static_cast<std::size_t>(k)]) == node; ++k) {
       const Rank r = by_node[static_cast<std::size_t>(k)];
       group_[static_cast<std::size_t>(r)] = g;

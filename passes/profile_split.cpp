@@ -104,7 +104,7 @@ class CoverMatching {
   }
 
   // match(x): the edge covering port x, or -1.
-  std::int64_t match(std::size_t x) const { return g_.match(x); }
+  std::int64_t match(Port x) const { return g_.match(x); }
 
   template <class Usable, class Tight>
   bool run(const std::vector<std::int64_t>& order, Usable usable, Tight tight, bool greedy) {
@@ -112,9 +112,11 @@ class CoverMatching {
     if (greedy)
       for (std::int64_t e : order)
         if (usable(e) && g_.match(g_.sender_port(e)) < 0 && g_.match(g_.receiver_port(e)) < 0) g_.take(e);
-    auto loose = [&](std::size_t x) { return !tight(x); };   // a port that may go without
-    for (std::size_t x = 0; x < g_.ports(); ++x)
+    auto loose = [&](Port x) { return !tight(x); };   // a port that may go without
+    for (std::size_t k = 0; k < g_.ports(); ++k) {
+      const Port x{static_cast<std::int32_t>(k)};
       if (tight(x) && g_.match(x) < 0 && !g_.augment(x, usable, loose)) return false;
+    }
     return true;
   }
 
@@ -140,8 +142,8 @@ std::vector<std::int64_t> largest_first(const std::vector<Item>& items) {
 std::vector<Profile> profiles(Rank p, const std::vector<Item>& items) {
   std::vector<Profile> port(static_cast<std::size_t>(2 * p));
   for (const Item& it : items) {
-    port[static_cast<std::size_t>(it.u)].push_back(it.bytes);
-    port[static_cast<std::size_t>(p + it.v)].push_back(it.bytes);
+    port[Port::sender(it.u).index()].push_back(it.bytes);
+    port[Port::receiver(p, it.v).index()].push_back(it.bytes);
   }
   for (Profile& r : port) std::sort(r.begin(), r.end(), std::greater<>());
   return port;
@@ -171,8 +173,8 @@ class TemplateColouring {
   }
 
  private:
-  std::size_t port_u(const Item& it) const { return static_cast<std::size_t>(it.u); }
-  std::size_t port_v(const Item& it) const { return static_cast<std::size_t>(p_ + it.v); }
+  std::size_t port_u(const Item& it) const { return Port::sender(it.u).index(); }
+  std::size_t port_v(const Item& it) const { return Port::receiver(p_, it.v).index(); }
   std::int32_t colour_of(std::int64_t k) const { return static_cast<std::int32_t>(P_ - k); }
 
   // Remaining levels after the phase with k left: the k - 1 largest. A port whose remaining
@@ -207,9 +209,9 @@ class TemplateColouring {
         const Item& it = items_[static_cast<std::size_t>(e)];
         const std::size_t a = port_u(it), b = port_v(it);
         return alive_[static_cast<std::size_t>(e)] && it.bytes <= c && it.bytes >= lo_[a] && it.bytes <= hi_[a] && it.bytes >= lo_[b] && it.bytes <= hi_[b];
-      }, [&](std::size_t x) { return forced_[x] != 0; }, true);
+      }, [&](Port x) { return forced_[x.index()] != 0; }, true);
     return cover_.run(order_, [&](std::int64_t e) { return alive_[static_cast<std::size_t>(e)] && items_[static_cast<std::size_t>(e)].bytes <= c; },
-                      [&](std::size_t x) { return static_cast<std::int64_t>(rest_[x].size()) == k; }, true);
+                      [&](Port x) { return static_cast<std::int64_t>(rest_[x.index()].size()) == k; }, true);
   }
 
   // Distinct sizes of the pieces left, at least floor, ascending.
@@ -255,7 +257,7 @@ class TemplateColouring {
   std::vector<std::int64_t> matched() const {
     std::vector<std::int64_t> out;
     for (Rank u = 0; u < p_; ++u)
-      if (cover_.match(static_cast<std::size_t>(u)) >= 0) out.push_back(cover_.match(static_cast<std::size_t>(u)));
+      if (cover_.match(Port::sender(u)) >= 0) out.push_back(cover_.match(Port::sender(u)));
     return out;
   }
 
@@ -413,7 +415,7 @@ std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items,
   std::vector<Bytes> at(items.size(), 0);   // the first piece's size if this message may be cut
   std::vector<std::int64_t> order;
   for (std::size_t e = 0; e < items.size(); ++e) {
-    const std::size_t a = static_cast<std::size_t>(items[e].u), b = static_cast<std::size_t>(p + items[e].v);
+    const std::size_t a = Port::sender(items[e].u).index(), b = Port::receiver(p, items[e].v).index();
     if (!needs[a] && !needs[b]) continue;
     if (static_cast<std::int64_t>(port[a].size()) >= P || static_cast<std::int64_t>(port[b].size()) >= P) continue;
     const Bytes s = items[e].bytes;
@@ -431,13 +433,13 @@ std::vector<Item> cut_to(Rank p, std::int64_t P, const std::vector<Item>& items,
   }
   CoverMatching cover(p, items, order);
   if (!cover.run(order, [&](std::int64_t e) { return at[static_cast<std::size_t>(e)] > 0; },
-                 [&](std::size_t x) { return needs[x] != 0; }, false))
+                 [&](Port x) { return needs[x.index()] != 0; }, false))
     return {};
   std::vector<Item> out;
   out.reserve(items.size() + port.size());
   for (std::size_t e = 0; e < items.size(); ++e) {
     const Item& it = items[e];
-    if (cover.match(static_cast<std::size_t>(it.u)) == static_cast<std::int64_t>(e)) {
+    if (cover.match(Port::sender(it.u)) == static_cast<std::int64_t>(e)) {
       out.push_back({it.u, it.v, it.offset, at[e]});
       out.push_back({it.u, it.v, it.offset + at[e], it.bytes - at[e]});
       ++cuts;

@@ -33,7 +33,7 @@ std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std:
     detail::FreeColours free(std::vector<std::int32_t>(2 * static_cast<std::size_t>(p), width));
     detail::KempeColouring<Table> kempe(table, free, detail::KempeColouring<Table>::Walk::textbook);
     for (std::size_t e = 0; e < edges.size(); ++e)
-      kempe.colour(edges[e].u, p + edges[e].v, static_cast<std::int32_t>(e));
+      kempe.colour(Port::sender(edges[e].u).value(), Port::receiver(p, edges[e].v).value(), static_cast<std::int32_t>(e));
   }
   std::vector<std::int32_t> colour(edges.size(), -1);
   for (Rank u = 0; u < p; ++u)
@@ -97,9 +97,9 @@ class BottleneckPeeling {
       for (std::size_t e = 0; e < w_.size(); ++e) {
         if (!alive_[e]) continue;
         sizes.push_back(w_[e]);
-        const std::size_t u = g.sender_port(static_cast<std::int64_t>(e)), v = g.receiver_port(static_cast<std::int64_t>(e)) - static_cast<std::size_t>(p_);
-        low_out[u] = std::min(low_out[u], w_[e]);
-        low_in[v] = std::min(low_in[v], w_[e]);
+        const std::size_t x = g.sender_port(static_cast<std::int64_t>(e)).index(), y = g.receiver_port(static_cast<std::int64_t>(e)).index() - static_cast<std::size_t>(p_);
+        low_out[x] = std::min(low_out[x], w_[e]);   // sender x, receiver y
+        low_in[y] = std::min(low_in[y], w_[e]);
       }
       std::sort(sizes.begin(), sizes.end());
       sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -122,7 +122,7 @@ class BottleneckPeeling {
         }
       }
       for (Rank u = 0; u < p_; ++u) {   // the senders' edges of the perfect matching
-        const std::int64_t e = best[static_cast<std::size_t>(u)];
+        const std::int64_t e = best[Port::sender(u).index()];
         alive_[static_cast<std::size_t>(e)] = 0;
         if (static_cast<std::size_t>(e) < real) colour[static_cast<std::size_t>(e)] = static_cast<std::int32_t>(k);
       }
@@ -136,7 +136,7 @@ class BottleneckPeeling {
   // Unmatch the pieces above cap (the warm start of a lower threshold).
   void restrict_to(Bytes cap) {
     for (Rank u = 0; u < p_; ++u) {
-      const std::int64_t e = matching_->match(static_cast<std::size_t>(u));
+      const std::int64_t e = matching_->match(Port::sender(u));
       if (e >= 0 && w_[static_cast<std::size_t>(e)] > cap) matching_->drop(e);
     }
   }

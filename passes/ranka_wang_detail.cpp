@@ -6,7 +6,7 @@
 
 namespace commfit::detail {
 
-std::span<const std::int64_t> LinkClaims::compute_route(std::int64_t msg, Rank a, Rank b) {
+std::span<const Link> LinkClaims::compute_route(std::int64_t msg, Rank a, Rank b) {
   const auto k = static_cast<std::size_t>(msg);
   if (k >= first_.size()) {
     first_.resize(k + 1, -1);
@@ -138,10 +138,10 @@ const std::vector<Pick>& RsState::iterate(Rank x, bool pairwise, LinkClaims* lin
         const std::int64_t back = find(k, i);   // PAIRS(k, i)
         if (back < 0 || pos_[back] < 0) continue;
         if (links) {
-          const std::span<const std::int64_t> from = links->route(back, k, i);   // links_ may grow: `there` after it
-          const std::span<const std::int64_t> there = links->route(msg, i, k);
+          const std::span<const Link> from = links->route(back, k, i);   // links_ may grow: `there` after it
+          const std::span<const Link> there = links->route(msg, i, k);
           if (!links->check_path(from, iteration)) continue;
-          const bool overlap = std::any_of(there.begin(), there.end(), [&](std::int64_t l) {
+          const bool overlap = std::any_of(there.begin(), there.end(), [&](Link l) {
             return std::find(from.begin(), from.end(), l) != from.end();
           });
           if (overlap) continue;
@@ -167,7 +167,7 @@ const std::vector<Pick>& RsState::iterate(Rank x, bool pairwise, LinkClaims* lin
       const Rank k = msg_dst_[msg];
       if (receive_[k] != -1) continue;
       if (links) {
-        const std::span<const std::int64_t> route = links->route(msg, i, k);
+        const std::span<const Link> route = links->route(msg, i, k);
         if (!links->check_path(route, iteration)) continue;
         links->mark_path(route, iteration);
       }

@@ -31,28 +31,28 @@ class LinkClaims {
   explicit LinkClaims(const Topology& t) : topo_(t), stamp_(static_cast<std::size_t>(t.link_count()), 0) {}
   // The route a -> b of message `msg` (ids as RsState's), computed on first use and kept: a row's
   // entries are checked again every iteration until they go.
-  std::span<const std::int64_t> route(std::int64_t msg, Rank a, Rank b) {
+  std::span<const Link> route(std::int64_t msg, Rank a, Rank b) {
     const auto k = static_cast<std::size_t>(msg);
     if (k < first_.size() && first_[k] >= 0) return {links_.data() + first_[k], length_[k]};
     return compute_route(msg, a, b);
   }
   // Check_Path: true when none of the route's links is claimed in `iteration`.
-  bool check_path(std::span<const std::int64_t> route, std::uint32_t iteration) const {
-    return std::none_of(route.begin(), route.end(), [&](std::int64_t l) { return stamp_[static_cast<std::size_t>(l)] == iteration; });
+  bool check_path(std::span<const Link> route, std::uint32_t iteration) const {
+    return std::none_of(route.begin(), route.end(), [&](Link l) { return stamp_[l.index()] == iteration; });
   }
   // Mark_Path: claims a route checked in this iteration.
-  void mark_path(std::span<const std::int64_t> route, std::uint32_t iteration) {
-    for (std::int64_t l : route) stamp_[static_cast<std::size_t>(l)] = iteration;
+  void mark_path(std::span<const Link> route, std::uint32_t iteration) {
+    for (Link l : route) stamp_[l.index()] = iteration;
   }
 
  private:
-  std::span<const std::int64_t> compute_route(std::int64_t msg, Rank a, Rank b);
+  std::span<const Link> compute_route(std::int64_t msg, Rank a, Rank b);
 
   const Topology& topo_;
   std::vector<std::uint32_t> stamp_;
   std::vector<std::int64_t> first_;   // per message: its route's offset in links_, -1 until computed
   std::vector<std::uint32_t> length_;
-  std::vector<std::int64_t> links_, scratch_;
+  std::vector<Link> links_, scratch_;
 };
 
 struct Pick {

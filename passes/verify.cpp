@@ -375,8 +375,8 @@ class PlanVerifier::Impl {
       return;
     }
     std::stable_sort(links_.begin(), links_.end(), [](const LinkMessage& x, const LinkMessage& y) { return x.phase < y.phase; });
-    std::vector<std::int64_t> links;
-    std::vector<std::pair<std::int64_t, std::size_t>> used;
+    std::vector<Link> links;
+    std::vector<std::pair<Link, std::size_t>> used;
     std::size_t k = 0;
     while (k < links_.size() && !full()) {
       const Phase phase = links_[k].phase;
@@ -384,7 +384,7 @@ class PlanVerifier::Impl {
       for (; k < links_.size() && links_[k].phase == phase; ++k) {
         links.clear();
         rules_.route(links_[k].from, links_[k].to, links);
-        for (std::int64_t l : links) used.emplace_back(l, k);
+        for (Link l : links) used.emplace_back(l, k);
       }
       std::sort(used.begin(), used.end());
       for (std::size_t x = 1; x < used.size() && !full(); ++x)
@@ -392,7 +392,7 @@ class PlanVerifier::Impl {
           const LinkMessage& a = links_[used[x - 1].second];
           const LinkMessage& b = links_[used[x].second];
           problem("rule 4: phase " + std::to_string(phase) + ": " + std::to_string(a.from) + " -> " + std::to_string(a.to) + " and " +
-                  std::to_string(b.from) + " -> " + std::to_string(b.to) + " share link " + std::to_string(used[x].first));
+                  std::to_string(b.from) + " -> " + std::to_string(b.to) + " share link " + std::to_string(used[x].first.value()));
         }
     }
   }

@@ -28,7 +28,7 @@ struct VerifyRules {
   Contention contention = Contention::node;
   // Link rule: the directed links (any ids) a message from `a` to `b` occupies; empty = none
   // (e.g. ranks of one node). Required when contention == link.
-  std::function<void(Rank a, Rank b, std::vector<std::int64_t>& links)> route;
+  std::function<void(Rank a, Rank b, std::vector<Link>& links)> route;
   int per_port = 1;               // Contention::bounded: messages a rank may send (and receive) per phase
   bool memory = false;            // rule 5 with m.memory
   std::size_t max_problems = 10;  // stop collecting after this many

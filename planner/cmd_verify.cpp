@@ -63,7 +63,7 @@ VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path,
   if (rules.contention == Contention::link) {
     if (topology.kind() == Topology::Kind::full && topology.ranks_per_node() == 1)
       throw InputError(plan_path + "/manifest.json", "/options", "the link rule needs the plan's \"topology\"");
-    rules.route = [&topology](Rank a, Rank b, std::vector<std::int64_t>& links) { topology.route(a, b, links); };
+    rules.route = [&topology](Rank a, Rank b, std::vector<Link>& links) { topology.route(a, b, links); };
   }
   return rules;
 }

@@ -90,7 +90,7 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
   const TrafficStats stats = traffic_stats(m);
   PassRunner passes(m, o, report);
   passes.progress = o.progress;
-  passes.rules.route = [&o](Rank a, Rank b, std::vector<std::int64_t>& links) { o.topology.route(a, b, links); };
+  passes.rules.route = [&o](Rank a, Rank b, std::vector<Link>& links) { o.topology.route(a, b, links); };
 
   // 1. The strategy's passes: matrix -> schedule. From here on passes.rules are the rules its
   // last schedule-producing pass guarantees (the pass table's entries).

@@ -61,7 +61,7 @@ const char* const kTopologies[] = {
 VerifyRules link_rules(const Topology& topo) {
   VerifyRules r;
   r.contention = Contention::link;
-  r.route = [&topo](Rank a, Rank b, std::vector<std::int64_t>& l) { topo.route(a, b, l); };
+  r.route = [&topo](Rank a, Rank b, std::vector<Link>& l) { topo.route(a, b, l); };
   return r;
 }
 

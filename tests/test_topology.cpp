@@ -15,7 +15,12 @@
 #include <vector>
 
 using namespace commfit;
-using Links = std::vector<std::int64_t>;
+using Links = std::vector<Link>;
+Links links_of(std::initializer_list<std::int64_t> ids) {
+  Links out;
+  for (std::int64_t id : ids) out.push_back(Link{id});
+  return out;
+}
 
 namespace {
 
@@ -40,10 +45,11 @@ std::string json_error(const char* text) {
 // Walks a hypercube/mesh/torus route: every link must leave the node the previous one reached,
 // and the last one must reach b's node. Returns the number of problems.
 int walk_grid(const Topology& t, Rank a, Rank b, const Links& links) {
-  std::int64_t x = t.node_of(a);
+  std::int64_t x = t.node_of(a).value();
   int problems = 0;
   const auto n = static_cast<std::int64_t>(t.dims().size());
-  for (std::int64_t l : links) {
+  for (Link id : links) {
+    const std::int64_t l = id.value();
     if (l < 0 || l >= t.link_count()) return ++problems;
     if (t.kind() == Topology::Kind::hypercube) {
       const std::int64_t D = t.dims()[0];
@@ -60,7 +66,7 @@ int walk_grid(const Topology& t, Rank a, Rank b, const Links& links) {
       x += (next - c) * stride;
     }
   }
-  return problems + (x != t.node_of(b));
+  return problems + (x != t.node_of(b).value());
 }
 
 }  // namespace
@@ -170,14 +176,14 @@ TEST_CASE("topology: e-cube routes on a 3-cube by hand") {
   const Topology t = Topology::parse("hypercube:3");
   CHECK(t.link_count() == 24);
   // 0 -> 7: flip bit 0 (0 -> 1), bit 1 (1 -> 3), bit 2 (3 -> 7); link = node * 3 + bit.
-  CHECK(t.route(0, 7) == Links{0, 4, 11});
+  CHECK(t.route(0, 7) == links_of({0, 4, 11}));
   // 5 -> 2 (101 -> 010): 5 -> 4 (bit 0), 4 -> 6 (bit 1), 6 -> 2 (bit 2).
-  CHECK(t.route(5, 2) == Links{15, 13, 20});
-  CHECK(t.route(2, 5) == Links{6, 10, 5});   // 2 -> 3 -> 1 -> 5: no link in common with 5 -> 2
-  CHECK(t.route(6, 4) == Links{19});
+  CHECK(t.route(5, 2) == links_of({15, 13, 20}));
+  CHECK(t.route(2, 5) == links_of({6, 10, 5}));   // 2 -> 3 -> 1 -> 5: no link in common with 5 -> 2
+  CHECK(t.route(6, 4) == links_of({19}));
   CHECK(t.route(3, 3).empty());
-  CHECK(t.link_name(15) == "5->4 (bit 0)");
-  CHECK(t.link_name(20) == "6->2 (bit 2)");
+  CHECK(t.link_name(Link{15}) == "5->4 (bit 0)");
+  CHECK(t.link_name(Link{20}) == "6->2 (bit 2)");
 }
 
 TEST_CASE("topology: e-cube route length is the Hamming distance") {
@@ -200,30 +206,30 @@ TEST_CASE("topology: dimension-order routes on a 4x3 mesh by hand") {
   CHECK(t.link_count() == 2 * 12 * 2);
   // 0 = (0,0) -> 11 = (3,2): x first (+) from nodes 0, 1, 2; then y (+) from nodes 3, 7.
   // Link = 2 (node * 2 + dim) + (0 for +, 1 for -).
-  CHECK(t.route(0, 11) == Links{0, 4, 8, 14, 30});
+  CHECK(t.route(0, 11) == links_of({0, 4, 8, 14, 30}));
   // Back: x (-) from 11, 10, 9; y (-) from 8, 4.
-  CHECK(t.route(11, 0) == Links{45, 41, 37, 35, 19});
-  CHECK(t.route(5, 6) == Links{20});
-  CHECK(t.link_name(45) == "11->10 (dim 0 -)");
-  CHECK(t.link_name(14) == "3->7 (dim 1 +)");
+  CHECK(t.route(11, 0) == links_of({45, 41, 37, 35, 19}));
+  CHECK(t.route(5, 6) == links_of({20}));
+  CHECK(t.link_name(Link{45}) == "11->10 (dim 0 -)");
+  CHECK(t.link_name(Link{14}) == "3->7 (dim 1 +)");
 }
 
 TEST_CASE("topology: torus directions and SimGrid's tie-break by hand") {
   const Topology t = Topology::parse("torus:4");
-  CHECK(t.route(0, 1) == Links{0});
-  CHECK(t.route(0, 3) == Links{1});      // the short way, through the wrap link
-  CHECK(t.route(0, 2) == Links{0, 2});   // tie: +
-  CHECK(t.route(1, 3) == Links{2, 4});   // tie: +
-  CHECK(t.route(3, 1) == Links{6, 0});   // tie: + through the wrap 3 -> 0
-  CHECK(t.route(2, 0) == Links{5, 3});   // tie from size/2 to 0: - (SimGrid's rule)
-  CHECK(t.link_name(6) == "link_from_3_to_0_UP");
-  CHECK(t.link_name(5) == "link_from_1_to_2_DOWN");
+  CHECK(t.route(0, 1) == links_of({0}));
+  CHECK(t.route(0, 3) == links_of({1}));      // the short way, through the wrap link
+  CHECK(t.route(0, 2) == links_of({0, 2}));   // tie: +
+  CHECK(t.route(1, 3) == links_of({2, 4}));   // tie: +
+  CHECK(t.route(3, 1) == links_of({6, 0}));   // tie: + through the wrap 3 -> 0
+  CHECK(t.route(2, 0) == links_of({5, 3}));   // tie from size/2 to 0: - (SimGrid's rule)
+  CHECK(t.link_name(Link{6}) == "link_from_3_to_0_UP");
+  CHECK(t.link_name(Link{5}) == "link_from_1_to_2_DOWN");
   const Topology t5 = Topology::parse("torus:5");
-  CHECK(t5.route(0, 3) == Links{1, 9});   // 0 -> 4 -> 3
-  CHECK(t5.route(3, 0) == Links{6, 8});   // 3 -> 4 -> 0
+  CHECK(t5.route(0, 3) == links_of({1, 9}));   // 0 -> 4 -> 3
+  CHECK(t5.route(3, 0) == links_of({6, 8}));   // 3 -> 4 -> 0
   const Topology t2 = Topology::parse("torus:2x3");
-  CHECK(t2.route(1, 0) == Links{5});      // size 2: 1 -> 0 goes -
-  CHECK(t2.route(0, 5) == Links{0, 7});   // x: 0 -> 1 (+); y: 1 -> 5 the short way (-)
+  CHECK(t2.route(1, 0) == links_of({5}));      // size 2: 1 -> 0 goes -
+  CHECK(t2.route(0, 5) == links_of({0, 7}));   // x: 0 -> 1 (+); y: 1 -> 5 the short way (-)
 }
 
 TEST_CASE("topology: torus routes are shortest, at most sum floor(size/2) long") {
@@ -245,7 +251,7 @@ TEST_CASE("topology: torus routes are shortest, at most sum floor(size/2) long")
         }
         bad += static_cast<std::int64_t>(links.size()) != want;
         bad += walk_grid(t, a, b, links);
-        bad += std::set<std::int64_t>(links.begin(), links.end()).size() != links.size();
+        bad += std::set<Link>(links.begin(), links.end()).size() != links.size();
         longest = std::max(longest, static_cast<int>(links.size()));
       }
     CHECK(bad == 0);
@@ -262,7 +268,7 @@ TEST_CASE("topology: ranks of one node use no link") {
     }
   const Topology h = Topology::parse("hypercube:2+node3");
   CHECK(h.route(0, 2).empty());
-  CHECK(h.route(2, 3) == Links{0});   // node 0 -> node 1
+  CHECK(h.route(2, 3) == links_of({0}));   // node 0 -> node 1
   CHECK(Topology::parse("fattree:1;4;1;1+node2").route(6, 7).empty());
 }
 
@@ -270,28 +276,28 @@ TEST_CASE("topology: fat tree numbering and routes by hand") {
   // One switch, four hosts: cable k joins host k to the switch (SimGrid id 2N-1 = 7).
   const Topology star = Topology::parse("fattree:1;4;1;1");
   CHECK(star.link_count() == 8);
-  CHECK(star.route(0, 1) == Links{0, 3});
-  CHECK(star.route(3, 2) == Links{6, 5});
-  CHECK(star.link_name(0) == "link_from_0_7_0_UP");
-  CHECK(star.link_name(5) == "link_from_2_7_2_DOWN");
+  CHECK(star.route(0, 1) == links_of({0, 3}));
+  CHECK(star.route(3, 2) == links_of({6, 5}));
+  CHECK(star.link_name(Link{0}) == "link_from_0_7_0_UP");
+  CHECK(star.link_name(Link{5}) == "link_from_2_7_2_DOWN");
 
   // 2;2,2;1,2;1,1: 4 hosts, 2 leaf switches (ids 7, 6), 2 top switches (ids 5, 4). Cables:
   // host k -> its leaf (k = 0..3); leaf 0 -> top 0, top 1 (4, 5); leaf 1 -> top 0, top 1 (6, 7).
   const Topology t = Topology::parse("fattree:2;2,2;1,2;1,1");
   CHECK(t.link_count() == 16);
-  CHECK(t.route(0, 1) == Links{0, 3});   // same leaf
+  CHECK(t.route(0, 1) == links_of({0, 3}));   // same leaf
   // 0 -> 3: up to leaf 0; up port (3 / w0) mod (w1 p1) = 1: top 1 (cable 5); down to leaf 1
   // (cable 7), down to host 3 (cable 3).
-  CHECK(t.route(0, 3) == Links{0, 10, 15, 7});
-  CHECK(t.route(1, 2) == Links{2, 8, 13, 5});   // destination 2: top 0
-  CHECK(t.link_name(10) == "link_from_7_4_5_UP");
-  CHECK(t.link_name(15) == "link_from_6_4_7_DOWN");
+  CHECK(t.route(0, 3) == links_of({0, 10, 15, 7}));
+  CHECK(t.route(1, 2) == links_of({2, 8, 13, 5}));   // destination 2: top 0
+  CHECK(t.link_name(Link{10}) == "link_from_7_4_5_UP");
+  CHECK(t.link_name(Link{15}) == "link_from_6_4_7_DOWN");
 
   // Parallel cables: the up cable is chosen by destination, the down cable by source mod p.
   const Topology par = Topology::parse("fattree:1;2;1;2");
   CHECK(par.link_count() == 8);   // host 0: cables 0, 1; host 1: cables 2, 3
-  CHECK(par.route(0, 1) == Links{2, 5});   // up port 1 mod 2 = 1 (cable 1); down from source 0 mod 2 = 0 (cable 2)
-  CHECK(par.route(1, 0) == Links{4, 3});   // up port 0 (cable 2); down cable 1 (source 1 mod 2)
+  CHECK(par.route(0, 1) == links_of({2, 5}));   // up port 1 mod 2 = 1 (cable 1); down from source 0 mod 2 = 0 (cable 2)
+  CHECK(par.route(1, 0) == links_of({4, 3}));   // up port 0 (cable 2); down cable 1 (source 1 mod 2)
 }
 
 TEST_CASE("topology: fat tree routes climb to the lowest common switch and come down") {
@@ -314,12 +320,12 @@ TEST_CASE("topology: fat tree routes climb to the lowest common switch and come 
         bad += static_cast<int>(links.size()) != 2 * lca;
         std::int64_t at = a;
         for (std::size_t k = 0; k < links.size(); ++k) {
-          const std::int64_t cable = links[k] / 2;
-          const bool up = links[k] % 2 == 0;
+          const std::int64_t cable = links[k].value() / 2;
+          const bool up = links[k].value() % 2 == 0;
           bad += up != (k < links.size() / 2);
           bad += (up ? ft.cable_child[cable] : ft.cable_parent[cable]) != at;
           at = up ? ft.cable_parent[cable] : ft.cable_child[cable];
-          used.insert(links[k]);
+          used.insert(links[k].value());
         }
         bad += at != b;
       }
@@ -341,9 +347,9 @@ TEST_CASE("placement_machine: +nodeN from where ranks sit, a node map when block
   CHECK(spec(V{}) == "full");
   const Topology t = placement_machine(V{0, 1, 0, 1, 4});
   CHECK(t.ranks_per_node() == 2);
-  CHECK(t.node_of(2) == 0);
-  CHECK(t.node_of(3) == 1);
-  CHECK(t.node_of(4) == 2);
+  CHECK(t.node_of(2) == Node{0});
+  CHECK(t.node_of(3) == Node{1});
+  CHECK(t.node_of(4) == Node{2});
 }
 
 TEST_CASE("node maps: +map:LIST, the JSON node_map, canonical forms and clear errors") {
@@ -359,7 +365,7 @@ TEST_CASE("node maps: +map:LIST, the JSON node_map, canonical forms and clear er
   // On a network the entries are hosts, kept as given; routes go between them.
   const Topology f = Topology::parse("torus:4+map:3,0,3*2");
   CHECK(f.spec() == "torus:4+map:3,0,3*2");
-  CHECK(f.node_of(1) == 0);
+  CHECK(f.node_of(1) == Node{0});
   CHECK(f.route(0, 1) == Topology::parse("torus:4").route(3, 0));
   CHECK(f.route(0, 2).empty());
   CHECK(f.node_slots(4) == 4);

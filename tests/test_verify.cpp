@@ -130,7 +130,7 @@ TEST_CASE("verify_rule_4_node_and_link") {
   CHECK(verify(plan, m, only(Contention::none)).empty());
   // Link rule: 0 -> 2 and 1 -> 2 share the link into 2; 0 -> 1 and 1 -> 2 would not.
   VerifyRules links = only(Contention::link);
-  links.route = [](Rank a, Rank b, std::vector<std::int64_t>& out) { out = {100 + a, 200 + b}; };
+  links.route = [](Rank a, Rank b, std::vector<Link>& out) { out = {Link{100 + a}, Link{200 + b}}; };
   CHECK(mentions(verify(plan, m, links), "rule 4: phase 0: 0 -> 2 and 1 -> 2 share link 202"));
   const CommMatrix m2 = make_matrix(3, {{0, 1, 5}, {1, 2, 5}});
   Schedule s2{3, 1, {{0, 0, 1, {0, 1, 0, 5}}, {0, 1, 2, {1, 2, 0, 5}}}, {}};

@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
       }
     }
-    rules.route = [&topology](commfit::Rank a, commfit::Rank b, std::vector<std::int64_t>& links) { topology.route(a, b, links); };
+    rules.route = [&topology](commfit::Rank a, commfit::Rank b, std::vector<commfit::Link>& links) { topology.route(a, b, links); };
     (void)commfit::verify(plan, f.matrix, rules);
   } catch (const commfit::InputError&) {
   }

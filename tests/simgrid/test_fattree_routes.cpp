@@ -79,10 +79,10 @@ int run_case(const Case& c) {
   std::vector<simgrid::s4u::Host*> hosts(n);
   for (commfit::Rank r = 0; r < n; ++r) hosts[r] = engine.host_by_name("h" + std::to_string(r));
 
-  std::map<std::string, std::int64_t> ours_of;      // SimGrid link name -> our id
-  std::map<std::int64_t, std::string> simgrid_of;   // our id -> SimGrid link name
+  std::map<std::string, commfit::Link> ours_of;      // SimGrid link name -> our id
+  std::map<commfit::Link, std::string> simgrid_of;   // our id -> SimGrid link name
   std::vector<simgrid::s4u::Link*> sg;
-  std::vector<std::int64_t> mine;
+  std::vector<commfit::Link> mine;
   long problems = 0, hops = 0;
   auto report = [&](commfit::Rank a, commfit::Rank b, const std::string& what) {
     if (++problems <= 10) std::printf("  %s: route %d -> %d: %s\n", c.name, a, b, what.c_str());
@@ -105,7 +105,7 @@ int run_case(const Case& c) {
         const auto [jt, fresh2] = simgrid_of.emplace(mine[k], name);
         if (it->second != mine[k] || jt->second != name)
           report(a, b, "hop " + std::to_string(k) + ": SimGrid link " + name + " is our link " +
-                           std::to_string(mine[k]) + " here but not elsewhere");
+                           std::to_string(mine[k].value()) + " here but not elsewhere");
         // Our names are SimGrid's, up to a cluster prefix ("c_" for tori).
         const std::string ours = topo.link_name(mine[k]);
         if (name != ours && name != "c_" + ours) report(a, b, "SimGrid names " + name + ", we name " + ours);
