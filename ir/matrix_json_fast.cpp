@@ -37,9 +37,8 @@ class Scanner {
     if (next_token() != '{') give_up();
     ++p_;
     unsigned seen = 0;
-    int c = next_token();
-    for (;;) {
-      if (c != '"') give_up();   // also "{}": the SAX reader names the missing fields
+    do {
+      if (next_token() != '"') give_up();   // also "{}": the SAX reader names the missing fields
       const Key k = key();
       const unsigned bit = 1u << static_cast<unsigned>(k);
       if (seen & bit) give_up();
@@ -58,13 +57,7 @@ class Scanner {
       } else {
         read_field(k);
       }
-      c = next_token();
-      if (c == '}') break;
-      if (c != ',') give_up();
-      ++p_;
-      c = next_token();
-    }
-    ++p_;
+    } while (another('}'));
     if (next_token() != kEnd) give_up();
     return std::move(out_);
   }
@@ -189,13 +182,12 @@ class Scanner {
   // "messages" from its '[': [[src, dst, bytes], ...], each a plain integer.
   void read_messages() {
     ++p_;
-    int c = next_token();
-    if (c == ']') {
+    if (next_token() == ']') {
       ++p_;
       return;
     }
-    for (;;) {
-      if (c != '[') give_up();
+    do {
+      if (next_token() != '[') give_up();
       ++p_;
       const std::uint64_t src = integer(kMaxRanks - 1);
       expect(',');
@@ -204,51 +196,45 @@ class Scanner {
       const std::uint64_t bytes = integer(kMaxMessageBytes);
       expect(']');
       add(static_cast<std::int64_t>(src), static_cast<std::int64_t>(dst), bytes);
-      c = next_token();
-      if (c == ']') break;
-      if (c != ',') give_up();
-      ++p_;
-      c = next_token();
-    }
-    ++p_;
+    } while (another(']'));
   }
 
   // "dense" from its '[': rows of plain integers, all of one length; the nonzero entries become
   // messages (row, column, bytes), in (src, dst) order by construction.
   void read_dense() {
     ++p_;
-    int c = next_token();
-    if (c == ']') {
+    if (next_token() == ']') {
       ++p_;
       return;
     }
-    for (std::int64_t row = 0;; ++row) {
-      if (c != '[' || row >= static_cast<std::int64_t>(kMaxRanks)) give_up();
+    std::int64_t row = 0;
+    do {
+      if (next_token() != '[' || row >= static_cast<std::int64_t>(kMaxRanks)) give_up();
       ++p_;
       std::int64_t cols = 0;
-      if (next_token() != ']') {
-        for (;;) {
+      if (next_token() == ']') {
+        ++p_;
+      } else {
+        do {
           const Bytes b = integer(kMaxMessageBytes);
           if (cols >= static_cast<std::int64_t>(kMaxRanks)) give_up();
           if (b != 0) add(row, cols, b);
           ++cols;
-          c = next_token();
-          if (c == ']') break;
-          if (c != ',') give_up();
-          ++p_;
-        }
+        } while (another(']'));
       }
-      ++p_;
       if (row == 0) out_.dense_width = cols;
       else if (cols != out_.dense_width) give_up();   // the SAX reader names the row
-      out_.dense_rows = row + 1;
-      c = next_token();
-      if (c == ']') break;
-      if (c != ',') give_up();
-      ++p_;
-      c = next_token();
-    }
+      out_.dense_rows = ++row;
+    } while (another(']'));
+  }
+
+  // After an element of a list that `close` ends: true past the ',' when another element follows,
+  // false past `close` when the list ends; anything else gives up.
+  bool another(char close) {
+    const int c = next_token();
+    if (c != close && c != ',') give_up();
     ++p_;
+    return c == ',';
   }
 
   // Any other field: its value's text, as `{"KEY":VALUE}`, to the field parser.

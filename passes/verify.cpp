@@ -51,7 +51,7 @@ class Least {
   Least(std::size_t cap, Less less) : cap_(cap), less_(less) {}
   void add(T x) {
     items_.push_back(std::move(x));
-    if (items_.size() - cap_ >= cap_ + 64 && items_.size() > cap_) trim();
+    if (items_.size() > cap_ && items_.size() - cap_ >= cap_ + 64) trim();   // room for 2 cap + 64 before sorting
   }
   std::vector<T> take() {
     trim();

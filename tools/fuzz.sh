@@ -6,18 +6,27 @@
 #   tools/fuzz.sh SECONDS     time-bounded run per target (long runs: tools/fuzz.sh 3600)
 #   tools/fuzz.sh --runs N    N inputs per target from seed 1: deterministic, for CI
 #   COMMFIT_FUZZ_ONLY="fuzz_msh fuzz_mtx_pattern" tools/fuzz.sh 600    only those targets
+#   COMMFIT_EXE=build/commfit tools/fuzz.sh ...   make the seed plans with that commfit instead of
+#                                                 building one with clang here (tools/test.sh does)
+# The targets run as many at a time as there are CPUs (each one process).
 # A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
 # fixture with a golden (tests/fixtures, tools/update_error_goldens.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time="${1:-60}")
 [[ "${1:-}" == "--runs" ]] && limit=(-runs="${2:?--runs needs a count}" -seed=1)
+asked=("${limit[@]}")
 build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
   -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
-cmake --build "$build" -j "$(nproc)" --target fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify \
-  fuzz_msh fuzz_mtx_pattern fuzz_topology commfit
+exe=${COMMFIT_EXE:-}
+targets=(fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify fuzz_msh fuzz_mtx_pattern fuzz_topology)
+[ -n "$exe" ] || targets+=(commfit)
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+exe=$(realpath "${exe:-$build/commfit}")
 status=0
+started=()
+# Starts a target in the background (at most nproc at once); finish() waits and reports.
 run() {
   local target=$1; shift
   # COMMFIT_FUZZ_ONLY="fuzz_msh fuzz_verify": run only these targets (long runs of a few).
@@ -27,15 +36,29 @@ run() {
   mkdir -p "$corpus" "$artifacts"
   cp "$@" "$corpus"/
   echo "== $target ${limit[*]}"
-  "$build/tests/fuzz/$target" "${limit[@]}" -max_len=65536 -rss_limit_mb=1024 -timeout=5 -artifact_prefix="$artifacts" \
-    -print_final_stats=1 "$corpus" > "$build/$target.log" 2>&1 || true
-  grep -E "^stat::number_of_executed_units|^SUMMARY" "$build/$target.log" || true
-  if [ -n "$(ls -A "$artifacts")" ]; then
-    echo "fuzz: $target found failing inputs in $artifacts (log: $build/$target.log)" >&2
-    status=1
-  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  ("$build/tests/fuzz/$target" "${limit[@]}" -max_len=65536 -rss_limit_mb=1024 -timeout=5 -artifact_prefix="$artifacts" \
+    -print_final_stats=1 "$corpus" > "$build/$target.log" 2>&1 || true) &
+  started+=("$target")
 }
+finish() {
+  wait
+  local target
+  for target in "${started[@]}"; do
+    echo "== $target: $(grep -E "^stat::number_of_executed_units|^SUMMARY" "$build/$target.log" | tr '\n' ' ')"
+    if [ -n "$(ls -A "$build/artifacts-$target/")" ]; then
+      echo "fuzz: $target found failing inputs in $build/artifacts-$target/ (log: $build/$target.log)" >&2
+      status=1
+    fi
+  done
+}
+# fuzz_matrix_json parses every input five ways (tests/fuzz/fuzz_matrix_json.cpp): the bounded CI
+# run gives it half the count.
+json_limit=("${limit[@]}")
+[[ "${1:-}" == "--runs" ]] && json_limit=(-runs="$(( $2 / 2 ))" -seed=1)
+saved=("${limit[@]}"); limit=("${json_limit[@]}")
 run fuzz_matrix_json tests/fixtures/matrix/good/*.json tests/fixtures/matrix/bad/*.json examples/*.json
+limit=("${saved[@]}")
 run fuzz_matrix_market tests/fixtures/mtx/good/*.mtx tests/fixtures/mtx/bad/*.mtx examples/*.mtx
 run fuzz_plan_json tests/fixtures/plan/good/*.json tests/fixtures/plan/bad/*.json
 run fuzz_msh tests/fixtures/extract/good/*.msh tests/fixtures/extract/bad/*.msh
@@ -63,8 +86,8 @@ for m in tests/fixtures/matrix/good/sparse_small.json tests/fixtures/matrix/good
   for s in direct two-stage async memory; do
     n=$((n + 1))
     mem=(); [ "$s" = memory ] && mem=(--memory 100000)
-    "$build/commfit" plan "$m" --strategy "$s" "${mem[@]}" -q -o "$seeds/p$n.plan" 2>/dev/null || continue
-    "$build/commfit" convert "$seeds/p$n.plan" "$seeds/cfp/p$n.cfp" > /dev/null
+    "$exe" plan "$m" --strategy "$s" "${mem[@]}" -q -o "$seeds/p$n.plan" 2>/dev/null || continue
+    "$exe" convert "$seeds/p$n.plan" "$seeds/cfp/p$n.cfp" > /dev/null
     # The verifier's input: matrix ==== manifest ==== rank files (tests/fuzz/fuzz_verify.cpp).
     { cat "$m"; for f in "$seeds/p$n.plan"/manifest.json "$seeds/p$n.plan"/rank-*.json; do printf '\n====\n'; cat "$f"; done; } \
       > "$seeds/verify/p$n.txt"
@@ -75,5 +98,6 @@ done
 [[ "${1:-}" == "--runs" ]] && limit=(-runs="$(( $2 / 20 ))" -seed=1)
 run fuzz_plan_binary tests/fixtures/plandir/good.cfp tests/fixtures/plandir/bad_binary/*.cfp "$seeds"/cfp/*.cfp
 run fuzz_verify "$seeds"/verify/*.txt
-[ "$status" -eq 0 ] && echo "fuzz: every target ran clean (${limit[*]})"
+finish
+[ "$status" -eq 0 ] && echo "fuzz: every target ran clean (${asked[*]}; see above for the targets given less)"
 exit "$status"

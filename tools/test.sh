@@ -23,7 +23,7 @@ cmake --build "$build" -j "$(nproc)"
 stage_done "build (sanitized)"
 # The fuzz targets (libFuzzer, ASan + UBSan): a fixed number of inputs from a fixed seed, so the
 # run is bounded and deterministic. Long runs: tools/fuzz.sh SECONDS.
-bash tools/fuzz.sh --runs 50000
+COMMFIT_EXE="$build/commfit" bash tools/fuzz.sh --runs 50000
 stage_done "fuzz build and runs"
 # Open MPI refuses to start as root unless told to; the executor tests run under mpirun.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
