@@ -575,15 +575,16 @@ void refuse_unless_plan_binary(const fs::path& file) {
   if (!is_plan_binary(file)) throw UsageError(name + " exists and is not a commfit binary plan: not replacing it");
 }
 
-// Writes all of `data` at the file's current position.
-void write_all(int fd, const void* data, std::size_t bytes, const std::string& name) {
+// Writes all of `data` at file offset `offset`.
+void write_all(int fd, const void* data, std::size_t bytes, std::uint64_t offset, const std::string& name) {
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes);
+    ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw UsageError("cannot write " + name + ": " + std::strerror(errno));
     p += n;
     bytes -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
   }
 }
 
@@ -656,7 +657,7 @@ struct PlanBinaryWriter::Impl {
 
   // Hands the buffered bytes to the kernel.
   void flush() {
-    write_all(fd, out.data(), out.size(), name);
+    write_all(fd, out.data(), out.size(), offset - out.size(), name);
     out.clear();
   }
 
@@ -736,14 +737,9 @@ void PlanBinaryWriter::finish(const Manifest& m) {
 
   // Slices (the rest of them), index, manifest, then the header over its placeholder.
   w.flush();
-  write_all(w.fd, w.index.data(), w.index.size(), w.name);
-  write_all(w.fd, manifest.data(), manifest.size(), w.name);
-  for (std::size_t done = 0; done < sizeof header;) {
-    const ssize_t n = ::pwrite(w.fd, header + done, sizeof header - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw UsageError("cannot write " + w.name + ": " + std::strerror(errno));
-    done += static_cast<std::size_t>(n);
-  }
+  write_all(w.fd, w.index.data(), w.index.size(), w.offset, w.name);
+  write_all(w.fd, manifest.data(), manifest.size(), w.offset + w.index.size(), w.name);
+  write_all(w.fd, header, sizeof header, 0, w.name);
   const int fd = w.fd;
   w.fd = -1;
   int err = ::fsync(fd) == 0 ? 0 : errno;
