@@ -103,7 +103,9 @@ class PlanVerifier::Impl {
     const std::size_t k = count_++;
     if (k >= static_cast<std::size_t>(p_) || format_full()) return;
     const Rank r = static_cast<Rank>(k);
+    bind(r);
     if (format(r, rs) && clean()) rules(r, rs);
+    unbind(r);
     if (!clean()) release_rules();
   }
 
@@ -182,15 +184,15 @@ class PlanVerifier::Impl {
       if (list[x - b].peer != columns_->src[x] || list[x - b].bytes != m_.com.valuePtr()[columns_->message[x]]) return false;
     return true;
   }
-  // While rank r is bound, its row and column are looked up in O(1): row_at_[dst] and
-  // col_at_[src] hold message numbers. Binding and unbinding touch only r's entries.
-  void bind(Rank r, std::uint32_t absent = kAbsent) {
-    const bool on = absent == kAbsent;
+  // While rank r is bound (add() binds each rank while it checks it), its row and column are
+  // looked up in O(1): row_at_[dst] and col_at_[src] hold message numbers. Binding and unbinding
+  // touch only r's entries.
+  void bind(Rank r, bool on = true) {
     for (std::int64_t x = m_.com.outerIndexPtr()[r]; x < m_.com.outerIndexPtr()[r + 1]; ++x)
       row_at_[m_.com.innerIndexPtr()[x]] = on ? static_cast<std::uint32_t>(x) : kAbsent;
     for (std::int64_t x = columns_->start[r]; x < columns_->start[r + 1]; ++x) col_at_[columns_->src[x]] = on ? columns_->message[x] : kAbsent;
   }
-  void unbind(Rank r) { bind(r, 0); }
+  void unbind(Rank r) { bind(r, false); }
   // The number of message src -> dst, kAbsent when the matrix has none; r is the bound rank.
   std::uint32_t message(Rank r, Rank src, Rank dst) const {
     if (src == r) return row_at_[dst];
@@ -221,7 +223,6 @@ class PlanVerifier::Impl {
     }
     if (!sound || rs.ranks != p_) return false;
     // Staged pieces carry other ranks' messages: only the matrix knows their sizes.
-    bind(r);
     for (std::size_t k = 0; k < rs.steps.size(); ++k) {
       const Step& s = rs.steps[k];
       const std::uint32_t x = message(r, s.src, s.dst);
@@ -231,7 +232,6 @@ class PlanVerifier::Impl {
       if (size == 0) format_problem("format: " + at + "message " + std::to_string(s.src) + "->" + std::to_string(s.dst) + " is not in the matrix");
       else format_problem("format: " + at + piece_text(s.src, s.dst, s.offset, s.bytes) + " lie beyond the message's " + std::to_string(size) + " bytes");
     }
-    unbind(r);
     return true;
   }
 
@@ -239,7 +239,7 @@ class PlanVerifier::Impl {
   void rules(Rank r, const RankSchedule& rs) {
     open_kept(kept_sends_[r], send_cursors_);
     open_kept(kept_recvs_[r], recv_cursors_);
-    Port out, in;
+    PortCount out, in;
     const std::vector<Step>& steps = rs.steps;
     for (std::size_t k = 0; k < steps.size();) {
       const std::size_t end = run_end(steps, k);
@@ -258,9 +258,7 @@ class PlanVerifier::Impl {
     }
     close_kept(r, kept_sends_[r], send_cursors_, true);
     close_kept(r, kept_recvs_[r], recv_cursors_, false);
-    bind(r);
     delivery(r, rs);
-    unbind(r);
     if (rules_.memory && !m_.memory.empty()) memory(r, rs);
   }
 
@@ -347,7 +345,7 @@ class PlanVerifier::Impl {
   // Rule 4 at one port of a rank: counting the runs (messages) of each phase, the first run beyond
   // the limit is reported once, naming the last peer within it and the first beyond. A rank's
   // runs come in (phase, peer) order, so its peers in a phase come in increasing order.
-  struct Port {
+  struct PortCount {
     Phase phase = 0;
     std::size_t count = 0;
     Rank last = -1;
@@ -358,7 +356,7 @@ class PlanVerifier::Impl {
   };
   static bool by_phase_rank(const Excess& x, const Excess& y) { return std::tie(x.phase, x.rank) < std::tie(y.phase, y.rank); }
   std::size_t per_port() const { return rules_.contention == Contention::bounded ? static_cast<std::size_t>(std::max(rules_.per_port, 1)) : 1; }
-  void see(Port& q, Phase phase, Rank r, Rank peer, Least<Excess, decltype(&by_phase_rank)>& excess) {
+  void see(PortCount& q, Phase phase, Rank r, Rank peer, Least<Excess, decltype(&by_phase_rank)>& excess) {
     if (rules_.contention == Contention::none) return;
     if (q.count == 0 || q.phase != phase) q = {phase, 0, -1};
     if (++q.count == per_port() + 1) excess.add({phase, r, q.last, peer});
