@@ -759,28 +759,27 @@ PlanTraffic::PlanTraffic(const Plan& plan, bool keep_messages)
 void PlanTraffic::add(const RankSchedule& r) {
   commfit_assert(r.rank >= 0 && r.rank < ranks_, "PlanTraffic", "a rank schedule of another plan");
   windows_[r.rank] = r.max_outstanding;
-  // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
   const std::size_t n = r.steps.size();
+  // A receive: a message in when it starts a run of receives of one phase and peer.
+  auto received = [&](std::size_t k) {
+    const Step& x = r.steps[k];
+    const Step* before = k > 0 ? &r.steps[k - 1] : nullptr;
+    if (!before || before->op != Op::recv || before->phase != x.phase || before->peer != x.peer) ++runs_in_[r.rank];
+    bytes_in_[r.rank] += x.bytes;
+  };
+  // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
   for (std::size_t k = 0; k < n;) {
     const Step& s = r.steps[k];
     if (s.op != Op::send) {
-      if (s.op == Op::recv) {
-        if (k == 0 || r.steps[k - 1].op != Op::recv || r.steps[k - 1].phase != s.phase || r.steps[k - 1].peer != s.peer) ++runs_in_[r.rank];
-        bytes_in_[r.rank] += s.bytes;
-      }
+      if (s.op == Op::recv) received(k);
       ++k;
       continue;
     }
     std::size_t end = k + 1, pieces = 1;
     Bytes total = s.bytes;
     for (; end < n && (r.steps[end].op != Op::send || (r.steps[end].phase == s.phase && r.steps[end].peer == s.peer)); ++end) {
-      const Step& x = r.steps[end];
-      if (x.op == Op::send) {
-        total += x.bytes, ++pieces;
-      } else if (x.op == Op::recv) {
-        if (r.steps[end - 1].op != Op::recv || r.steps[end - 1].phase != x.phase || r.steps[end - 1].peer != x.peer) ++runs_in_[r.rank];
-        bytes_in_[r.rank] += x.bytes;
-      }
+      if (r.steps[end].op == Op::send) total += r.steps[end].bytes, ++pieces;
+      else if (r.steps[end].op == Op::recv) received(end);
     }
     ++runs_out_[r.rank];
     bytes_out_[r.rank] += total;
