@@ -45,6 +45,9 @@ class BipartiteMatching {
 
   // Ports 0 .. ports() - 1: the senders, then the receivers.
   std::size_t ports() const { return match_.size(); }
+  // The ranks edge e joins, and their ports.
+  Rank sender(Edge e) const { return from_[static_cast<std::size_t>(e)]; }
+  Rank receiver(Edge e) const { return to_[static_cast<std::size_t>(e)]; }
   Port sender_port(Edge e) const { return Port::sender(from_[static_cast<std::size_t>(e)]); }
   Port receiver_port(Edge e) const { return Port::receiver(p_, to_[static_cast<std::size_t>(e)]); }
   // The edge covering a port, or kNone.

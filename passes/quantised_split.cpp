@@ -97,8 +97,8 @@ class BottleneckPeeling {
       for (std::size_t e = 0; e < w_.size(); ++e) {
         if (!alive_[e]) continue;
         sizes.push_back(w_[e]);
-        const std::size_t x = g.sender_port(static_cast<std::int64_t>(e)).index(), y = g.receiver_port(static_cast<std::int64_t>(e)).index() - static_cast<std::size_t>(p_);
-        low_out[x] = std::min(low_out[x], w_[e]);   // sender x, receiver y
+        const auto x = static_cast<std::size_t>(g.sender(static_cast<std::int64_t>(e))), y = static_cast<std::size_t>(g.receiver(static_cast<std::int64_t>(e)));
+        low_out[x] = std::min(low_out[x], w_[e]);
         low_in[y] = std::min(low_in[y], w_[e]);
       }
       std::sort(sizes.begin(), sizes.end());
