@@ -16,12 +16,12 @@
 #include <cstdio>
 #include <fstream>
 #include <algorithm>
-#include <exception>
-#include <set>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace commfit {

@@ -115,7 +115,6 @@ class DirSink : public PlanSink {
  private:
   PlanDirWriter writer_;
 };
-std::unique_ptr<PlanSink> dir_sink(const std::string& dir, Rank ranks, unsigned threads) { return std::make_unique<DirSink>(dir, ranks, threads); }
 
 // The binary writer needs the plan's shape, which its first rank schedule tells.
 class BinarySink : public PlanSink {
@@ -134,7 +133,6 @@ class BinarySink : public PlanSink {
   std::string file_;
   std::optional<PlanBinaryWriter> writer_;
 };
-std::unique_ptr<PlanSink> binary_sink(const std::string& file) { return std::make_unique<BinarySink>(file); }
 
 int run_plan(const PlanCommand& c) {
   std::vector<StrategyOption> given;
@@ -179,7 +177,9 @@ int run_plan(const PlanCommand& c) {
   // -o NAME.cfp writes the single-file binary form; anything else a plan directory. Either is
   // written as the plan is made, rank by rank, and appears only once it is whole and verified.
   const bool binary = std::filesystem::path(out).extension() == ".cfp";
-  std::unique_ptr<PlanSink> sink = binary ? binary_sink(out) : dir_sink(out, in.matrix.ranks, threads);
+  std::unique_ptr<PlanSink> sink;
+  if (binary) sink = std::make_unique<BinarySink>(out);
+  else sink = std::make_unique<DirSink>(out, in.matrix.ranks, threads);
   const Manifest manifest = make_plan(in.matrix, o, *sink, &report);
   progress.reset();   // erase the progress line before the summary
   if (c.time_passes)
@@ -190,7 +190,7 @@ int run_plan(const PlanCommand& c) {
     j["format"] = "commfit-plan-summary";
     j["version"] = 1;
     j["output"] = out;
-    j["form"] = std::filesystem::path(out).extension() == ".cfp" ? "binary" : "directory";
+    j["form"] = binary ? "binary" : "directory";
     j["messages"] = in.matrix.nnz();
     j["h"] = report.h;
     j["manifest"] = nlohmann::ordered_json::parse(manifest_json(manifest));
