@@ -47,20 +47,14 @@ bool verify_each_by_default() {
 #endif
 }
 
-Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sink, PlanReport* report) {
-  if (o.strategy == "auto") {
-    Plan plan = make_auto_plan(matrix, o, report);
-    for (RankSchedule& rs : plan.ranks) sink.rank(std::move(rs));
-    sink.finish(plan.manifest);
-    return plan.manifest;
-  }
+void check_plan_options(const PlanOptions& o) {
   const Strategy* strategy = find_strategy(o.strategy);
-  if (!strategy) {
+  if (!strategy && o.strategy != "auto") {
     std::vector<std::string> names{"auto"};
     for (const Strategy* t : strategy_table()) names.emplace_back(t->entry.name);
     throw UsageError("unknown strategy \"" + o.strategy + "\"" + did_you_mean(o.strategy, names) + " (choose from: " + strategy_names() + ")");
   }
-  check_choices(*strategy, o);
+  if (strategy) check_choices(*strategy, o);
   if (!(o.cost.tau_s >= 0) || !(o.cost.bandwidth_Bps > 0))
     throw UsageError("the cost model needs tau >= 0 and bandwidth > 0");
   if (!(o.cost.network.overhead_s < 0 || o.cost.network.overhead_s <= o.cost.tau_s / 2))
@@ -75,6 +69,17 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
     throw UsageError("--intra-latency must be a finite number of seconds >= 0");
   if (!(o.cost.network.intra_bandwidth_Bps > 0) || std::isinf(o.cost.network.intra_bandwidth_Bps))
     throw UsageError("--intra-bandwidth must be a finite bandwidth > 0");
+}
+
+Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sink, PlanReport* report) {
+  check_plan_options(o);
+  if (o.strategy == "auto") {
+    Plan plan = make_auto_plan(matrix, o, report);
+    for (RankSchedule& rs : plan.ranks) sink.rank(std::move(rs));
+    sink.finish(plan.manifest);
+    return plan.manifest;
+  }
+  const Strategy* strategy = find_strategy(o.strategy);
 
   // Memory limits given on the command line replace the matrix file's.
   CommMatrix with_memory;

@@ -66,6 +66,12 @@ class PlanSink {
   virtual void finish(const Manifest& m) = 0;
 };
 
+// The checks of `o` that need no matrix: a known strategy ("auto" or one of the table), its
+// options' values among their choices, a cost model that can price. Throws UsageError naming the
+// option. make_plan runs it first (before auto branches); in-job planning and the interposer run
+// it when their options are read.
+void check_plan_options(const PlanOptions& o);
+
 // Runs the strategy's passes, lowers, verifies; throws UsageError for options it cannot honour.
 // A plan that fails verification is an internal error (it never leaves this function). The
 // first form streams the plan into `sink` and returns its manifest; the second keeps it.

@@ -5,6 +5,7 @@
 #include "runtime/in_job.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 using namespace commfit::exec::c_api;
@@ -13,23 +14,31 @@ extern "C" {
 
 int commfit_exec_plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, int elem_size, const char* plan_options,
                       const commfit_exec_options* options, commfit_exec_t* out) {
-  if (!out) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: out is NULL");
-  *out = nullptr;
-  if (!sendcounts || !recvcounts) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: the counts are NULL");
-  if (elem_size < 1) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_plan: elem_size must be at least 1");
+  // A problem with this rank's own arguments is not returned at once: the other ranks are already
+  // in (or on their way to) the collective, so it travels through plan_in_job's agreement and
+  // every rank returns the same error.
+  std::string error;
+  if (!out) error = "commfit_exec_plan: out is NULL";
+  else *out = nullptr;
+  if (error.empty() && (!sendcounts || !recvcounts)) error = "commfit_exec_plan: the counts are NULL";
+  if (error.empty() && elem_size < 1) error = "commfit_exec_plan: elem_size must be at least 1";
   commfit::exec::InJobOptions o;
-  try {   // the same string on every rank gives the same verdict on every rank
+  try {
     o = commfit::exec::parse_in_job_options(plan_options ? plan_options : "");
   } catch (const std::exception& e) {
-    return fail(COMMFIT_EXEC_ERR_USAGE, std::string("commfit_exec_plan: ") + e.what());
+    if (error.empty()) error = std::string("commfit_exec_plan: ") + e.what();
   }
   o.exec = to_options(options);
   return guarded([&] {
     int size = 0;
     MPI_Comm_size(comm, &size);
-    std::vector<std::int64_t> s(static_cast<std::size_t>(size)), r(s.size());
-    for (int j = 0; j < size; ++j) s[j] = std::int64_t{sendcounts[j]} * elem_size, r[j] = std::int64_t{recvcounts[j]} * elem_size;
-    *out = new commfit_exec_s{commfit::exec::plan_in_job(comm, s.data(), r.data(), o)};
+    std::vector<std::int64_t> s, r;
+    if (error.empty()) {
+      s.resize(static_cast<std::size_t>(size)), r.resize(s.size());
+      for (int j = 0; j < size; ++j) s[j] = std::int64_t{sendcounts[j]} * elem_size, r[j] = std::int64_t{recvcounts[j]} * elem_size;
+    }
+    commfit::exec::Executor ex = commfit::exec::plan_in_job(comm, s.data(), r.data(), o, nullptr, error, elem_size);
+    *out = new commfit_exec_s{std::move(ex)};
   });
 }
 

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "ir/network_sim.h"
+#include "planner/limits.h"
 #include "planner/near_miss.h"
 #include "planner/units.h"
 
@@ -120,6 +121,72 @@ std::string recv_text(MPI_Comm comm, int from) {
   return text;
 }
 
+// The arguments of one in-job planning call that every rank must pass alike, as (name, text)
+// pairs: a collective entered with different roots, machines or strategies would hang or end in
+// MPI's fatal truncation errors. `keep` is read by the root alone and is not compared.
+std::vector<std::pair<std::string, std::string>> argument_fields(const InJobOptions& o, int elem_size) {
+  auto num = [](double x) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", x);
+    return std::string(b);
+  };
+  const PlanOptions& p = o.plan;
+  const NetworkOptions& n = p.cost.network;
+  std::string memory;
+  for (const Bytes b : p.memory) memory += std::to_string(b) + ",";
+  const Options& e = o.exec;
+  return {{"strategy", p.strategy},
+          {"algorithm", p.algorithm},
+          {"variant", p.variant},
+          {"method", p.method},
+          {"concurrency", p.concurrency},
+          {"max-outstanding", p.max_outstanding},
+          {"steps", p.steps},
+          {"chunk", std::to_string(p.chunk)},
+          {"memory", std::to_string(o.memory_per_rank) + "/" + memory},
+          {"topology", p.topology.spec() + (o.detect_nodes ? " (nodes detected)" : "")},
+          {"seed", std::to_string(p.seed)},
+          {"network", to_string(n.model)},
+          {"tau", num(p.cost.tau_s)},
+          {"bandwidth", num(p.cost.bandwidth_Bps)},
+          {"overhead", num(n.overhead_s)},
+          {"network parameters", num(n.eager_limit) + " " + format_ib_factors(n.ib) + " " + num(n.link_latency_s) + " " +
+                                     num(n.window_bytes) + " " + num(n.rtt_weight_bytes) + " " + num(n.intra_latency_s) + " " +
+                                     num(n.intra_bandwidth_Bps)},
+          {"root", std::to_string(o.root)},
+          {"executor options", std::string(to_string(e.protocol)) + " " + std::to_string(e.barrier) + std::to_string(e.pairwise) + " " +
+                                   std::to_string(e.max_outstanding) + " " + std::to_string(e.max_message) + " " +
+                                   std::to_string(static_cast<int>(e.count_check)) + std::to_string(e.check_consistency) + " " +
+                                   std::to_string(e.coalesce) + std::to_string(e.persistent)},
+          {"elem_size", std::to_string(elem_size)}};
+}
+
+// Collective, before anything else in-job planning does: a rank's own problem (`local_error`) or
+// arguments other than rank 0's end the call on every rank with the same Error, naming the rank
+// and the argument.
+void agree_arguments(MPI_Comm comm, const std::string& local_error, const InJobOptions& o, int elem_size) {
+  agree(comm, Error::Kind::usage, local_error);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const auto fields = argument_fields(o, elem_size);
+  std::string text;
+  for (const auto& [name, value] : fields) text += value + '\n';
+  std::int64_t n = static_cast<std::int64_t>(text.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
+  std::string first = rank == 0 ? text : std::string(static_cast<std::size_t>(std::min<std::int64_t>(n, INT_MAX)), '\0');
+  MPI_Bcast(first.data(), static_cast<int>(first.size()), MPI_CHAR, 0, comm);
+  std::string differs;
+  std::istringstream theirs(first);
+  for (const auto& [name, value] : fields) {
+    std::string line;
+    std::getline(theirs, line);
+    if (line != value && differs.empty())
+      differs = "in-job planning: this rank passes " + name + " \"" + value + "\" but rank 0 passes \"" + line +
+                "\": every rank must pass the same options, root, element size and machine";
+  }
+  agree(comm, Error::Kind::usage, differs);
+}
+
 }  // namespace
 
 void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value) {
@@ -212,6 +279,11 @@ Topology detect_nodes(MPI_Comm comm) {
 
 Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
                      InJobReport* report) {
+  return plan_in_job(user_comm, sendbytes, recvbytes, options, report, "", 1);
+}
+
+Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
+                     InJobReport* report, const std::string& caller_error, int elem_size) {
   const double start = MPI_Wtime();
   int is_inter = 0;
   MPI_Comm_test_inter(user_comm, &is_inter);
@@ -222,6 +294,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  agree_arguments(comm, caller_error, options, elem_size);
   const int root = options.root;
   agree(comm, Error::Kind::usage,
         root < 0 || root >= size ? "root " + std::to_string(root) + " is not a rank of the communicator (" + std::to_string(size) + " ranks)" : "");
@@ -239,6 +312,9 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
         PlanOptions po = options.plan;
         if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
         if (nodes.ranks_per_node() > 1) po.topology = nodes;
+        // The offline planner's memory estimate, against what this machine and its cgroup allow:
+        // refused on every rank before the root starts building.
+        check_plan_memory(m, po, "in-job planning", std::nullopt);
         plan = make_plan(m, po);
         if (!options.keep.empty()) {
           const std::filesystem::path dir(options.keep);

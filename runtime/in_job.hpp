@@ -70,7 +70,18 @@ CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std
 // Executor::plan with a report. The counts are this rank's row and column of the matrix in bytes
 // (MPI_Alltoallv's counts times the datatypes' sizes): 64-bit so that a message of more than
 // 2^31 - 1 bytes is planned rather than truncated (the executor then splits it).
+// Every rank must pass the same options (root, machine, strategy and its options, executor
+// options): they are compared with rank 0's before anything else, and a difference ends the call
+// on every rank with the same Error (usage) naming the rank and the option. So does the planner's
+// memory estimate when it exceeds this machine's memory (planner/limits.h).
 Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
                      const InJobOptions& options, InJobReport* report = nullptr);
+
+// The bindings' form: `caller_error`, when not empty, is this rank's own problem with its
+// arguments (a bad option string, null counts), raised on every rank instead of returned by this
+// rank alone (the others would wait in the collective); `sendbytes` and `recvbytes` may then be
+// null. `elem_size` (the counts' unit) is compared across ranks like the options.
+Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
+                     const InJobOptions& options, InJobReport* report, const std::string& caller_error, int elem_size);
 
 }  // namespace commfit::exec

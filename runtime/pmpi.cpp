@@ -18,18 +18,25 @@
 #include "ir/matrix_io.h"
 #include "runtime/adapt.hpp"
 #include "runtime/in_job.hpp"
+#include "planner/near_miss.h"
+#include "planner/pipeline.h"
 #include "runtime/pmpi_signature.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cctype>
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,6 +56,9 @@ struct Config {
   double slack = 1.25;            // COMMFIT_ADAPT_SLACK: adapted estimate / LB at most this x the plan's
   std::string plan_file;          // COMMFIT_PLAN: a plan made by `commfit plan`, used where it fits
   std::string record;             // COMMFIT_RECORD: directory for every pattern's matrix
+  double plan_budget = 0.1;       // COMMFIT_PLAN_BUDGET: planning stops on a communicator once its
+                                  // planning time exceeds this fraction of the time in its calls
+                                  // (or the job's, of the job's calls)
   InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
   std::string why_off;            // set when the interposer turned itself off
 };
@@ -67,7 +77,7 @@ struct Inside {
 struct Totals {
   double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
   double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0;
-  double plan_seconds = 0, saved_seconds = 0;
+  double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0;
   std::string chosen;   // the last planned pattern's strategy, for the summary
 };
 Totals totals;
@@ -111,6 +121,30 @@ struct CommState {
   std::vector<std::int64_t> file_sends, file_recvs;
   commfit::pmpi::CountView view;                 // this rank's counts, as of its last eligible call
   bool file_fits = false;                        // ... are the plan file's
+  // The planning budget: this rank's time planning patterns of this communicator, and in its
+  // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
+  double plan_seconds = 0, call_seconds = 0;
+  bool planning_stopped = false;
+  std::int64_t replays = 0, mpi_calls = 0;   // agreed calls replayed by a plan, and sent to MPI
+  bool over_budget() const {
+    return plan_seconds > config.plan_budget * call_seconds || totals.plan_seconds > config.plan_budget * totals.call_seconds;
+  }
+};
+
+// Adds an intercepted call's time, less its planning, to its communicator's and the job's.
+struct CallClock {
+  CommState* s;
+  double start = PMPI_Wtime(), planning = 0;
+  void planned(double seconds) {
+    planning += seconds;
+    s->plan_seconds += seconds;
+    totals.plan_seconds += seconds;
+  }
+  ~CallClock() {
+    const double t = std::max(0.0, PMPI_Wtime() - start - planning);
+    s->call_seconds += t;
+    totals.call_seconds += t;
+  }
 };
 
 int keyval = MPI_KEYVAL_INVALID;
@@ -149,41 +183,88 @@ void say(const char* fmt, const std::string& text) {
   if (world_rank == 0 && config.verbose > 0) std::fprintf(stderr, fmt, text.c_str());
 }
 
+// The interposer's variables. Every rank must see the same values (COMMFIT_VERBOSE excepted): they
+// decide which collectives each call makes, so MPI_Init compares them (settings_agree).
+constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
+                                      "COMMFIT_ADAPT_SLACK", "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
+                                      "COMMFIT_RECORD",      "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
+                                      "COMMFIT_NETWORK"};
+constexpr const char* kVerbose = "COMMFIT_VERBOSE";
+
 const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v && *v ? v : nullptr;
 }
 
+// A whole number in [lo, hi]; anything else (text, a sign where none fits, out of range) refused.
+long long whole(const char* name, long long lo, long long hi) {
+  const char* v = env(name);
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v, &end, 10);
+  if (*end != '\0' || errno == ERANGE || x < lo || x > hi)
+    throw commfit::UsageError(std::string(name) + "=" + v + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return x;
+}
+
+// 0/1, off/on, no/yes (any case).
+bool yes_no(const char* name) {
+  std::string v = env(name);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "on" || v == "yes") return true;
+  if (v == "0" || v == "off" || v == "no") return false;
+  throw commfit::UsageError(std::string(name) + "=" + env(name) + ": expected 0 or 1 (off/on, no/yes)");
+}
+
+double number(const char* name, double lo) {
+  const char* v = env(name);
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (*end != '\0' || !(x >= lo) || !std::isfinite(x))
+    throw commfit::UsageError(std::string(name) + "=" + v + ": expected a number >= " + (lo == 0 ? "0" : "1"));
+  return x;
+}
+
+// COMMFIT_ variables in the environment that the interposer does not read but nearly matches one it
+// does: named once, with the near miss (they are ignored).
+void name_misspelt(int rank) {
+  std::vector<std::string> known(std::begin(kVariables), std::end(kVariables));
+  known.emplace_back(kVerbose);
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("COMMFIT_", 0) != 0) continue;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const std::string hint = commfit::did_you_mean(name, known);
+    if (!hint.empty() && rank == 0) std::fprintf(stderr, "commfit-pmpi: %s is not a variable of the interposer%s; it is ignored\n", name.c_str(), hint.c_str());
+  }
+}
+
 void read_config() {
   try {
-    const char* v = env("COMMFIT_PMPI");
-    config.on = !v || (std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0);
-    auto whole = [](const char* name, long lo) -> long {
-      const char* v = env(name);
-      char* end = nullptr;
-      const long x = std::strtol(v, &end, 10);
-      if (*end != '\0' || x < lo) throw commfit::UsageError(std::string(name) + "=" + v + ": expected a whole number >= " + std::to_string(lo));
-      return x;
-    };
-    if (env("COMMFIT_THRESHOLD")) config.threshold = static_cast<int>(whole("COMMFIT_THRESHOLD", 1));
-    if (env("COMMFIT_VERBOSE")) config.verbose = static_cast<int>(whole("COMMFIT_VERBOSE", 0));
-    if (env("COMMFIT_MAX_PLANS")) config.max_plans = static_cast<std::size_t>(whole("COMMFIT_MAX_PLANS", 1));
-    if (env("COMMFIT_ADAPT")) config.adapt = whole("COMMFIT_ADAPT", 0) != 0;
-    if (env("COMMFIT_SPECULATE")) config.speculate = whole("COMMFIT_SPECULATE", 0) != 0;
-    if (const char* v = env("COMMFIT_ADAPT_SLACK")) {
-      char* end = nullptr;
-      config.slack = std::strtod(v, &end);
-      if (*end != '\0' || !(config.slack >= 1)) throw commfit::UsageError(std::string("COMMFIT_ADAPT_SLACK=") + v + ": expected a number >= 1");
-    }
+    if (env(kVerbose)) config.verbose = static_cast<int>(whole(kVerbose, 0, 3));
+    config.on = !env("COMMFIT_PMPI") || yes_no("COMMFIT_PMPI");
+    if (env("COMMFIT_THRESHOLD")) config.threshold = static_cast<int>(whole("COMMFIT_THRESHOLD", 1, 1000000000));
+    if (env("COMMFIT_MAX_PLANS")) config.max_plans = static_cast<std::size_t>(whole("COMMFIT_MAX_PLANS", 1, 1000000));
+    if (env("COMMFIT_ADAPT")) config.adapt = yes_no("COMMFIT_ADAPT");
+    if (env("COMMFIT_SPECULATE")) config.speculate = yes_no("COMMFIT_SPECULATE");
+    if (env("COMMFIT_ADAPT_SLACK")) config.slack = number("COMMFIT_ADAPT_SLACK", 1);
+    if (env("COMMFIT_PLAN_BUDGET")) config.plan_budget = number("COMMFIT_PLAN_BUDGET", 0);
     if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
     config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
     if (const char* v = env("COMMFIT_OPTIONS")) {
-      const InJobOptions parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
+      InJobOptions parsed;
+      try {
+        parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
+      } catch (const std::exception& e) {
+        throw commfit::UsageError(std::string("COMMFIT_OPTIONS: ") + e.what());
+      }
       config.options.plan = parsed.plan;
       config.options.memory_per_rank = parsed.memory_per_rank;
       config.options.keep = parsed.keep;
       config.options.root = parsed.root;
+      config.options.detect_nodes = parsed.detect_nodes;
     }
     // Agreed calls need no count check of the executor's own (the signature says the counts are
     // the plan's); speculative tries need the executor's collective one.
@@ -196,10 +277,52 @@ void read_config() {
           throw commfit::UsageError(std::string(name) + ": " + e.what());
         }
       }
+    // A strategy or option value the planner would refuse is refused now, not once per pattern.
+    try {
+      commfit::check_plan_options(config.options.plan);
+    } catch (const std::exception& e) {
+      throw commfit::UsageError(std::string(env("COMMFIT_STRATEGY") ? "COMMFIT_STRATEGY" : "COMMFIT_OPTIONS") + ": " + e.what());
+    }
   } catch (const std::exception& e) {
     config.on = false;
     config.why_off = e.what();
   }
+}
+
+// Collective over MPI_COMM_WORLD, once, at MPI_Init: every rank's COMMFIT_* values are compared with
+// rank 0's, and every rank learns whether any rank is off. A rank whose values differ, or which is
+// off for a reason of its own (a bad value, MPI_THREAD_MULTIPLE), prints its one line; then every
+// rank is off: otherwise one rank would call MPI and another plan, and the job would hang.
+void settings_agree() {
+  std::string mine;
+  for (const char* name : kVariables) mine += std::string(env(name) ? env(name) : "") + '\n';
+  int n = static_cast<int>(std::min<std::size_t>(mine.size(), 1 << 20));
+  PMPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string first = world_rank == 0 ? mine.substr(0, static_cast<std::size_t>(n)) : std::string(static_cast<std::size_t>(n), '\0');
+  PMPI_Bcast(first.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string differs;
+  std::istringstream theirs(first), ours(mine);
+  for (const char* name : kVariables) {
+    std::string a, b;
+    std::getline(theirs, a), std::getline(ours, b);
+    if (a != b && differs.empty())
+      differs = std::string(name) + (b.empty() ? " is unset" : "=" + b) + " here but " + (a.empty() ? "unset" : a) + " on rank 0";
+  }
+  // The lowest rank off for a reason of its own (a bad value, MPI_THREAD_MULTIPLE), the lowest rank
+  // whose values differ from rank 0's, and whether any rank is off at all (COMMFIT_PMPI=0 included).
+  const bool own_reason = !config.why_off.empty();
+  int mine_flags[3] = {own_reason ? world_rank : INT_MAX, differs.empty() ? INT_MAX : world_rank, config.on && !own_reason ? 1 : 0};
+  int lowest[3] = {0, 0, 0};
+  PMPI_Allreduce(mine_flags, lowest, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const bool off = lowest[0] != INT_MAX || lowest[1] != INT_MAX || lowest[2] == 0;
+  if (!off) return;
+  config.on = false;
+  if (config.verbose == 0) return;
+  if (lowest[1] == world_rank)
+    std::fprintf(stderr, "commfit-pmpi: rank %d: %s: every rank must see the same COMMFIT_* settings; off on every rank, every call goes to MPI\n",
+                 world_rank, differs.c_str());
+  if (lowest[0] == world_rank)
+    std::fprintf(stderr, "commfit-pmpi: rank %d: off (%s); every call goes to MPI, on every rank\n", world_rank, config.why_off.c_str());
 }
 
 void after_init(int provided) {
@@ -209,7 +332,8 @@ void after_init(int provided) {
     config.on = false;
     config.why_off = "MPI_THREAD_MULTIPLE: the interposer's cache is not shared between threads";
   }
-  if (!config.why_off.empty()) say("commfit-pmpi: off (%s); every call goes to MPI\n", config.why_off);
+  settings_agree();
+  name_misspelt(world_rank);
   if (!config.on) return;
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, nullptr);
   PMPI_Op_create(fold, 1, &fold_op);
@@ -227,6 +351,14 @@ CommState* state_of(MPI_Comm comm) {
   PMPI_Comm_rank(comm, &s->rank);
   PMPI_Comm_size(comm, &s->size);
   s->passthrough = inter || s->size < 2;
+  if (!s->passthrough) {
+    // The job's planning budget spent on any rank: this communicator goes to MPI from the start
+    // (one MPI_Allreduce on the communicator itself, in place of the duplicate and an agreement
+    // per call; every rank is in this call, so the collective matches).
+    int spent = totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0, any = 0;
+    PMPI_Allreduce(&spent, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) s->passthrough = true, ++totals.budget_stops;
+  }
   if (!s->passthrough) {
     PMPI_Comm_dup(comm, &s->agree);
     if (!config.plan_file.empty()) {
@@ -267,6 +399,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   CommState* s = state_of(comm);
   if (s->passthrough) return to_mpi();
   ++totals.calls;
+  CallClock clock{s};
   // The fast path: replay the last pattern at once, with no agreement of its own. The executor
   // compares every rank's counts with its plan in an MPI_Iallreduce that overlaps the replay, and
   // raises the same Error on every rank when any differs; a rank that differs (or cannot take this
@@ -301,7 +434,10 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   const bool file_fits = eligible && s->file_plan && s->file_fits;
   const std::uint64_t h = eligible ? s->view.sizes() : 0, z = eligible ? s->view.structure() : 0;
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
-  std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u), mix(h ^ r1), mix(h + r2), mix(z ^ r1), mix(z + r2)};
+  // Flags (OR): 1 not eligible here, 2 not the plan file's pattern here, 4 this rank's planning
+  // budget is spent (so that every rank stops planning at the same call).
+  std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u), mix(h ^ r1), mix(h + r2), mix(z ^ r1),
+                           mix(z + r2)};
   std::uint64_t all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, s->agree);
   ++s->calls;
@@ -360,7 +496,25 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
         model = &other;
         break;
       }
-  const bool plan_now = !p.executor && !p.failed && (model || p.calls >= config.threshold);
+  if ((all[0] & 4) && !s->planning_stopped) {
+    s->planning_stopped = true;
+    ++totals.budget_stops;
+    // Its plans serving fewer calls than MPI does, the agreement each call pays is not worth
+    // keeping: the communicator steps aside (every rank at this call: the counts are agreed).
+    const bool aside = s->replays <= s->mpi_calls;
+    if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
+      std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
+                           "(COMMFIT_PLAN_BUDGET=%g); %s\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget,
+                   aside ? "its calls go to MPI from now on" : "its plans are kept, its new patterns go to MPI");
+    if (aside) {
+      s->passthrough = true;
+      s->last = nullptr;
+      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
+      ++totals.to_mpi;
+      return to_mpi();
+    }
+  }
+  const bool plan_now = !p.executor && !p.failed && !s->planning_stopped && (model || p.calls >= config.threshold);
   if (plan_now && s->planned >= config.max_plans) {
     // Make room: drop the least recently used plan (the same one on every rank).
     Pattern* lru = nullptr;
@@ -373,6 +527,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
       --s->planned, ++totals.evicted;
     }
   }
+  const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
   if (plan_now && model && s->planned < config.max_plans) {
     commfit::exec::AdaptReport report;
     try {
@@ -382,7 +537,6 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
                                                                            config.options, config.slack, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
-      totals.plan_seconds += report.seconds;
       if (config.verbose > 1 && world_rank == 0)
         std::fprintf(stderr, "commfit-pmpi: new sizes of a planned %d-rank pattern: %s (estimate / LB %.3f, the plan's %.3f), %.4f s\n", s->size,
                      report.adapted ? "adapted" : ("re-planned: " + report.why).c_str(), report.new_ratio, report.old_ratio, report.seconds);
@@ -397,7 +551,6 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
       p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++totals.planned;
-      totals.plan_seconds += report.plan_seconds;
       totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
       if (config.verbose > 1 && world_rank == 0)
         std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
@@ -408,12 +561,13 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
       say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
     }
   }
+  if (plan_now) clock.planned(PMPI_Wtime() - plan_start);
   if (p.executor) {
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
       p.replay_seconds += PMPI_Wtime() - t;
-      ++p.replays, ++totals.replayed;
+      ++p.replays, ++totals.replayed, ++s->replays;
       s->last = &p;
       return MPI_SUCCESS;
     } catch (const std::exception& e) {   // agreed on every rank: all fall back together
@@ -426,7 +580,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   const double t = PMPI_Wtime();
   const int rc = to_mpi();
   (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += PMPI_Wtime() - t;
-  ++p.mpi_calls, ++totals.to_mpi;
+  ++p.mpi_calls, ++totals.to_mpi, ++s->mpi_calls;
   return rc;
 }
 
@@ -446,26 +600,29 @@ int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sen
 
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
-  double counts[13] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
+  double counts[14] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
                        totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
-                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed};
-  double times[2] = {totals.plan_seconds, totals.saved_seconds};
-  double max_counts[13], sum_times[2];
+                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops};
+  // Time saved is measured: each pattern's MPI time per call before it was planned, times its
+  // replays, less the replays' time and less all the time spent planning.
+  double times[2] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds};
+  double max_counts[14], sum_times[2];
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  PMPI_Reduce(counts, max_counts, 13, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(counts, max_counts, 14, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   PMPI_Reduce(times, sum_times, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   std::fprintf(stderr,
                "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
                "last pattern (%.0f tries missed), %.0f to MPI, %.0f not eligible; "
                "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
-               "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; time saved per rank %+.3f ms "
-               "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time)\n",
+               "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning stopped on %.0f communicators "
+               "(COMMFIT_PLAN_BUDGET); time saved per rank %+.3f ms "
+               "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time and the "
+               "planning time)\n",
                max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[6], max_counts[7], max_counts[0], max_counts[1],
                totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
-               max_counts[10], sum_times[0] / size,
-               max_counts[2], 1e3 * sum_times[1] / size);
+               max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], 1e3 * sum_times[1] / size);
 }
 
 // Detach every state still on a communicator (its delete callback retires it), then tell.

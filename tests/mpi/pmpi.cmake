@@ -4,6 +4,10 @@
 # Then one recorded pattern (COMMFIT_RECORD) is planned offline with `commfit plan` and given back
 # as COMMFIT_PLAN: the calls of that pattern must replay it, again with identical output.
 # -DMPIEXEC -DNP -DMODE -DEXE -DLINKED -DLIB -DCOMMFIT -DWORK [-DSANITIZE=ON]
+# These programs make few, short calls: the planning budget (COMMFIT_PLAN_BUDGET) would stop
+# planning after the first pattern, so it is lifted here to test the planning paths themselves
+# (tests/mpi/pmpi_budget.cmake tests the budget).
+set(ENV{COMMFIT_PLAN_BUDGET} 1000000)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(iterations 24)

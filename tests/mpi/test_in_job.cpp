@@ -12,7 +12,9 @@
 #include "runtime/in_job.hpp"
 #include "support.h"
 
+#include <climits>
 #include <cstring>
+#include <tuple>
 
 using namespace commfit;
 using namespace commfit::mpitest;
@@ -156,6 +158,50 @@ int main(int argc, char** argv) {
     commfit_exec_t cex = nullptr;
     chk.check(commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), 1, "strategy", nullptr, &cex) == COMMFIT_EXEC_ERR_USAGE && !cex,
               std::string("commfit_exec_plan with a bad option string: ") + commfit_exec_last_error());
+  }
+  // One rank's arguments differ from the others' (or are bad on that rank alone): every rank
+  // returns the same error naming that rank, none waits in a collective the others left.
+  if (size > 1) {
+    std::vector<int> sc(static_cast<std::size_t>(size), 10), rc(static_cast<std::size_t>(size), 10);
+    const int odd = size - 1;
+    const std::string odd_rank = "rank " + std::to_string(odd) + ": ";
+    auto c_error = [&](const char* mine, const char* others, int elem_mine) {
+      commfit_exec_t cex = nullptr;
+      const int code = commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), rank == odd ? elem_mine : 1, rank == odd ? mine : others,
+                                         nullptr, &cex);
+      const std::string message = commfit_exec_last_error();
+      if (cex) commfit_exec_free(&cex);
+      return std::pair{code, message};
+    };
+    for (const auto& [label, mine, elem, expect] :
+         {std::tuple{"a bad option string on one rank", "strategy", 1, "\"strategy\": expected key=value"},
+          std::tuple{"another strategy on one rank", "strategy=async", 1, "passes strategy \"async\" but rank 0 passes \"auto\""},
+          std::tuple{"elem_size 0 on one rank", "strategy=auto", 0, "elem_size must be at least 1"},
+          std::tuple{"another elem_size on one rank", "strategy=auto", 2, "passes elem_size \"2\" but rank 0 passes \"1\""},
+          std::tuple{"root=1 on one rank (C)", "strategy=auto root=1", 1, "passes root \"1\" but rank 0 passes \"0\""}}) {
+      const auto [code, message] = c_error(mine, "strategy=auto", elem);
+      chk.check(code == COMMFIT_EXEC_ERR_USAGE && message.find(odd_rank) != std::string::npos && message.find(expect) != std::string::npos,
+                std::string("commfit_exec_plan, ") + label + ": code " + std::to_string(code) + ": " + message);
+    }
+    for (const auto& [label, mine, expect] :
+         {std::tuple{"root=1 on one rank (C++)", "root=1", "passes root \"1\" but rank 0 passes \"0\""},
+          std::tuple{"topology=full on one rank", "topology=full", "passes topology \"full\" but rank 0 passes \"full (nodes detected)\""},
+          std::tuple{"network=ib on one rank", "network=ib", "passes network \"ib\" but rank 0 passes \"flow\""}}) {
+      const exec::InJobOptions o = exec::parse_in_job_options(rank == odd ? mine : "");
+      const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), o); });
+      chk.check(e.find(odd_rank) != std::string::npos && e.find(expect) != std::string::npos, std::string("Executor::plan, ") + label + ": " + e);
+    }
+  }
+
+  // The planner's memory estimate applies in the job as on the command line: a ring of INT_MAX
+  // bytes in 1-byte pieces is refused on every rank before the root builds anything.
+  {
+    std::vector<std::int64_t> s(static_cast<std::size_t>(size), 0), r(s.size(), 0);
+    s[static_cast<std::size_t>((rank + 1) % size)] = INT_MAX;
+    r[static_cast<std::size_t>((rank + size - 1) % size)] = INT_MAX;
+    const exec::InJobOptions o = exec::parse_in_job_options("strategy=direct algorithm=quantised chunk=1");
+    const std::string e = error_of([&] { exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o); });
+    chk.check(e.find("planning needs about") != std::string::npos, "in-job memory estimate: " + e);
   }
   const int status = chk.finish("test_in_job");
   MPI_Finalize();
