@@ -91,7 +91,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
       "message's latency, or the busiest sender's per-message overheads; docs/FORMAT.md section 5);\n"
       "then one row per candidate:\n"
       "  candidate      the strategy and its variant (direct/optimal, bounded/8, node/2, ...)\n"
-      "  phases         the plan's phases (1 for async and throttled: everything posted at once)\n"
+      "  phases         the plan's phases (1 for async and throttled, which post without phases)\n"
       "  max message B  the largest piece the plan sends, in bytes\n"
       "  estimate s     the plan's time simulated on the network model (--network), in seconds:\n"
       "                 what auto minimises\n"

@@ -19,7 +19,7 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 set(expected bin/commfit include/commfit/commfit_exec.hpp include/commfit/commfit_exec.h
     include/commfit/migrate.hpp include/commfit/ir/plan.h include/commfit/planner/pipeline.h
     include/commfit/workloads/generators.h include/commfit/runtime/in_job.hpp lib/libcommfit_pmpi.so
-    share/commfit/schemas share/man/man1/commfit.1)
+    share/commfit/schemas share/man/man1/commfit.1 share/doc/commfit/GUIDE.md share/doc/commfit/EXECUTOR.md)
 if(FORTRAN)
   list(APPEND expected include/commfit/commfit_exec.mod)
 endif()
