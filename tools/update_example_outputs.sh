@@ -61,7 +61,7 @@ run_block() {
   done
   local out=$scratch/block.out
   # The exported variables carry from block to block through $scratch/env.sh.
-  (cd "$work" && bash -c 'source "$1" 2>/dev/null; source "$2"; declare -px > "$1.new"' _ "$scratch/env.sh" "$script" > "$out" 2>&1) || true
+  (cd "$work" && bash -c 'source "$1" 2>/dev/null; source "$2"; declare -px > "$1.new"' _ "$scratch/env.sh" "$script" < /dev/null > "$out" 2>&1) || true
   if [[ -f $scratch/env.sh.new ]]; then mv "$scratch/env.sh.new" "$scratch/env.sh"; fi
   local cmds=("$@") line
   while IFS= read -r line || [[ -n $line ]]; do
