@@ -2,8 +2,8 @@
 // communicator sizes the interposer's per-call target names (p <= 1024), without MPI: the
 // agreement's MPI_Allreduce comes on top (docs/EXECUTOR.md). Three rows per p, interleaved block
 // by block: the same counts as the last call (the steady state: one comparison), counts that change
-// on every call (the hashes recomputed), and the hashing of session 13's interposer (one mix chain
-// per hash, kept here only as the baseline).
+// on every call (the hashes recomputed), and a baseline that hashes every call's counts in one mix
+// chain per hash.
 //
 //   bench_signature [--blocks 9]
 #include "runtime/pmpi_signature.h"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every table and plot of docs/PERFORMANCE.md "Benchmarks at scale":
+# Regenerates the tables and plots of docs/PERFORMANCE.md ("Planner speed", "Simulated clusters and
+# network models", "Real MPI on this machine"):
 #   1. the SMPI sweep (bench/smpi/run.py), under SimGrid's flow and InfiniBand models: commfit's
 #      auto, direct, bounded/k and throttled/k plans with their estimates, AC (also throttled to 4 and 16
 #      outstanding requests) and SMPI's MPI_Alltoallv algorithms on simulated fat trees, tori and
@@ -13,7 +14,7 @@
 # --quick: two 64-rank platforms, 3 patterns, 2 alltoallv algorithms, small planner cases (about
 # 3.5 min here once built); default: the set of bench/smpi/run.py (64, 256, 1024 and 4096 ranks on fat
 # trees, tapered fat trees, tori and dragonflies) and planner cases up to 10^7 messages (about
-# 27-33 min here). docs/PERFORMANCE.md "Benchmarks at scale" has the numbers and how to read them.
+# 27-33 min here). docs/PERFORMANCE.md "Simulated clusters and network models" has the numbers and how to read them.
 # The build directory (default ./build) is configured (Release) if it does not exist; only the
 # targets needed are built, with -j1.
 set -euo pipefail

@@ -10,7 +10,8 @@
 #   lib/cmake/commfit/                   find_package(commfit [COMPONENTS exec ir planner workloads])
 #   lib/pkgconfig/commfit-{exec,ir,planner,workloads,runtime}.pc
 #   share/commfit/schemas/*.json         the file formats' JSON schemas
-#   share/man/man1/commfit.1             generated from the CLI's --help (cmake/manpage.cmake)
+#   share/man/man1/commfit.1             cmake/commfit.1.in with the CLI's --help (cmake/manpage.cmake)
+#   share/doc/commfit/*.md               the documentation (GUIDE.md first), examples/README.md
 # Each library carries only its own dependencies: the executor needs MPI's C library alone.
 include(CMakePackageConfigHelpers)
 
@@ -54,11 +55,19 @@ install(FILES ${COMMFIT_SCHEMAS} DESTINATION ${CMAKE_INSTALL_DATADIR}/commfit/sc
 # The man page, from `commfit --help` and each `commfit SUB --help`, at build time.
 add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/commfit.1
   COMMAND ${CMAKE_COMMAND} -DCOMMFIT=$<TARGET_FILE:commfit> -DOUT=${PROJECT_BINARY_DIR}/commfit.1
-          -DVERSION=${PROJECT_VERSION} -P ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake
-  DEPENDS commfit ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake
-  COMMENT "Generating commfit.1 from commfit --help")
+          -DVERSION=${PROJECT_VERSION} -DTEMPLATE=${PROJECT_SOURCE_DIR}/cmake/commfit.1.in
+          -DENVIRONMENT=${PROJECT_SOURCE_DIR}/cmake/manpage_environment.txt
+          -P ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake
+  DEPENDS commfit ${PROJECT_SOURCE_DIR}/cmake/manpage.cmake ${PROJECT_SOURCE_DIR}/cmake/commfit.1.in
+          ${PROJECT_SOURCE_DIR}/cmake/manpage_environment.txt
+  COMMENT "Generating commfit.1 from cmake/commfit.1.in and commfit --help")
 add_custom_target(commfit_manpage ALL DEPENDS ${PROJECT_BINARY_DIR}/commfit.1)
 install(FILES ${PROJECT_BINARY_DIR}/commfit.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The documentation the man page's SEE ALSO names: the user's guide and the reference pages, the
+# README and the examples' walk-through.
+file(GLOB COMMFIT_DOCS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${COMMFIT_DOCS} ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/examples/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # The CMake package: one export set; cmake/commfitConfig.cmake.in finds, per component, only what
 # that component needs.
@@ -82,17 +91,24 @@ function(commfit_pc name description requires cflags libs)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/commfit.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endfunction()
+# What a consumer needs beyond the library itself: the header-only libraries the planner's headers
+# include (Requires), the C++ standard those headers are written in (Cflags: C++20), and, because
+# the libraries are static, the C++ runtime and libm (Libs), so that a C or Fortran program links
+# them with plain mpicc or mpifort. Requires chains them: commfit-runtime brings commfit-exec and
+# commfit-planner, which brings commfit-ir.
 set(headers_only "nlohmann_json, eigen3")
 commfit_pc(commfit-ir "commfit IR: matrices, schedules, plans and the plan files"
-  "${headers_only}" "-I\${includedir}/commfit" "-lcommfit_ir -lstdc++")
+  "${headers_only}" "-std=c++20 -I\${includedir}/commfit" "-lcommfit_ir -lstdc++ -lm")
 commfit_pc(commfit-planner "commfit planner: passes, strategies and the pipeline behind `commfit plan`"
-  "commfit-ir" "-I\${includedir}/commfit" "-lcommfit_planner")
+  "commfit-ir" "-I\${includedir}/commfit" "-lcommfit_planner -pthread")
 commfit_pc(commfit-workloads "commfit workloads: matrix generators and mesh readers (METIS)"
   "commfit-ir" "-I\${includedir}/commfit" "-lcommfit_workloads -lmetis")
 if(TARGET commfit_exec)
   # MPI through the MPI's own .pc file for its C library (Debian: ompi-c); none found, the user
-  # adds MPI's flags (or compiles with mpicxx). commfit_ir is listed directly rather than through
-  # commfit-ir.pc, whose Requires are the planner headers' (the executor's headers need none).
+  # adds MPI's flags (or compiles with mpicc). commfit_ir is listed directly rather than through
+  # commfit-ir.pc, whose Requires and C++20 are the planner headers' (the executor's headers are
+  # C and C++17 and need none). The Fortran module's library comes first when it was built: a C
+  # or C++ program pulls nothing from it, so one line serves the three languages.
   set(mpi_pc "")
   find_package(PkgConfig QUIET)
   if(PKG_CONFIG_FOUND)
@@ -104,9 +120,14 @@ if(TARGET commfit_exec)
       endif()
     endforeach()
   endif()
+  set(exec_libs "-lcommfit_exec -lcommfit_ir -lstdc++ -lm")
+  if(TARGET commfit_exec_fortran)
+    set(exec_libs "-lcommfit_exec_fortran ${exec_libs}")
+  endif()
   commfit_pc(commfit-exec "commfit executor: replays a plan made by `commfit plan` as a drop-in for MPI_Alltoallv"
-    "${mpi_pc}" "-I\${includedir} -I\${includedir}/commfit" "-lcommfit_exec -lcommfit_ir -lstdc++")
-  # In-job planning: the executor and the planner (whose headers need JSON and Eigen).
-  commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (Executor::plan)"
+    "${mpi_pc}" "-I\${includedir} -I\${includedir}/commfit" "${exec_libs}")
+  # In-job planning: the executor and the planner (whose headers need JSON, Eigen and C++20). C and
+  # Fortran callers of commfit_exec_plan take the executor's Cflags and these Libs.
+  commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (Executor::plan, commfit_exec_plan)"
     "commfit-exec, commfit-planner" "-I\${includedir}/commfit" "-lcommfit_runtime")
 endif()

@@ -1,6 +1,6 @@
 // The JSON readers' input (ir/matrix_io.cpp, backends/plan_dir.cpp): a file, or a text in memory,
 // read forward through a fixed buffer with runs of blanks folded, so that a reader's memory does
-// not grow with the white space in what it reads (issue 21).
+// not grow with the white space in what it reads.
 #pragma once
 
 #include "ir/error.h"

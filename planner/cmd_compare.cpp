@@ -84,6 +84,27 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
   add_threads_option(sub, c->threads);
   sub->add_flag("--json", c->json, "Print the comparison as JSON (schemas/compare.schema.json), without planning times");
+  sub->footer(
+      "The table: a first line with the matrix's ranks, messages, h (the most messages one rank sends\n"
+      "or receives), t (the most bytes one rank sends or receives) and LB, a lower bound of every\n"
+      "plan's time on the network model (the busiest port's or link's bytes at the bandwidth plus one\n"
+      "message's latency, or the busiest sender's per-message overheads; docs/FORMAT.md section 5);\n"
+      "then one row per candidate:\n"
+      "  candidate      the strategy and its variant (direct/optimal, bounded/8, node/2, ...)\n"
+      "  phases         the plan's phases (1 for async and throttled, which post without phases)\n"
+      "  max message B  the largest piece the plan sends, in bytes\n"
+      "  estimate s     the plan's time simulated on the network model (--network), in seconds:\n"
+      "                 what auto minimises\n"
+      "  est/LB         estimate / the lower bound for plans of its kind (LB above for plans that send\n"
+      "                 every byte directly; a lower one for two-stage and node plans, which relay);\n"
+      "                 1.000 meets the bound\n"
+      "  loose s        the loosely synchronous estimate: the critical path with no barrier between\n"
+      "                 phases (a rank starts phase k when its own messages of phase k - 1 are done);\n"
+      "                 reported, never used to choose\n"
+      "  plan s         the wall time spent planning this candidate\n"
+      "A * marks the candidate auto chooses; a ~ after the estimate marks an analytic estimate (the\n"
+      "plan is beyond the simulation's limits; chosen only if no candidate was simulated); \"skipped:\"\n"
+      "says why a candidate was not planned.");
   sub->callback([c, &run] { run = [c] { return run_compare(*c); }; });
 }
 

@@ -1,4 +1,4 @@
-// Limits checked up front (issue 9): the memory a plan would need, estimated from the matrix and
+// Limits checked up front: the memory a plan would need, estimated from the matrix and
 // the strategy before any expensive pass runs, so that `commfit plan` refuses with the estimate
 // (exit 2) instead of dying while it allocates. The estimate is an upper bound calibrated on
 // measured peak resident sets (docs/HARDENING.md "Memory estimate"), not a prediction.

@@ -269,7 +269,7 @@ TEST_CASE("cli_fifo_inputs_are_refused") {
 }
 
 // -o replaces only what is a commfit plan, and says why it will not replace anything else (exit 2,
-// nothing touched); stale temporaries of dead writers are cleaned by the next write (issue 21).
+// nothing touched); stale temporaries of dead writers are cleaned by the next write.
 TEST_CASE("cli_output_replaces_only_plans") {
   const std::string plan = "plan " + example("stencil2d_16.json") + " -q -o ";
   const fs::path d = scratch_dir();

@@ -1,4 +1,4 @@
-// examples/README.md shows what commfit prints (issue 16, item 5): tools/update_example_outputs.sh
+// examples/README.md shows what commfit prints: tools/update_example_outputs.sh
 // --check runs every command of the generated blocks with the built commfit, in a scratch
 // directory, and fails with a diff when a shown output differs.
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // commfit extract: the halo rule on hand-made patterns, the Matrix Market / gmsh / partition
 // readers, the hostile fixtures of tests/fixtures/extract/bad (exit 2, one line, no output), and
-// issue #8's demonstration: the committed examples (a gmsh mesh made here from
+// the demonstration of docs/WORKLOADS.md: the committed examples (a gmsh mesh made here from
 // examples/extract/plate.geo, and examples/extract/laplace3d_20.mtx) extracted into 32, 256 and
 // 1024 parts give matrices whose plans verify and whose stats print.
 #include "ir/comm_matrix.h"
@@ -234,7 +234,7 @@ TEST_CASE("extract: hostile inputs exit 2 with one line naming file and place, a
   for (const auto& e : fs::directory_iterator(kFixtures / "bad")) CHECK_MESSAGE(covered.count(e.path().filename().string()), e.path());
 }
 
-// Issue #8, item 1.
+// The committed examples, extracted and planned (docs/WORKLOADS.md, "The examples, measured").
 namespace {
 
 // The mesh of examples/extract/plate.geo, made once into the build directory (beside the commfit

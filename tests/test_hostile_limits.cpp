@@ -1,4 +1,4 @@
-// Every hostile input of the corpus through the command line (issue 9, "what it must show" 1):
+// Every hostile input of the corpus through the command line:
 // each gets exit status 2, one line `commfit: error: FILE: PLACE: problem` naming the input (or a
 // file inside it), writes nothing, and stays under 2 s of wall time and 1 GiB of resident memory.
 // The corpus: tests/fixtures/matrix/bad, tests/fixtures/mtx/bad (`commfit plan`, as the error
@@ -205,8 +205,7 @@ TEST_CASE("hostile matrices: the memory a plan would need is estimated and refus
 // 256 MiB of white space between two fields of a matrix and 256 MiB after it, and 64 MiB of white
 // space alone: the
 // JSON reader streams the file and hands the parser one blank per run, so its memory does not
-// grow with the blanks (issue 21: a 2 GB file used to take 6.3 GB and 75 s; docs/HARDENING.md
-// has the prlimit run). Peak RSS from wait4, so that the check holds under the sanitizers.
+// grow with the blanks (docs/HARDENING.md has the prlimit run of a 2 GiB file). Peak RSS from wait4, so that the check holds under the sanitizers.
 TEST_CASE("hostile matrices: white space is read in memory independent of its size") {
   Scratch s("blanks");
   const fs::path padded = s.dir / "padded.json", blank = s.dir / "blank.json";

@@ -1,4 +1,4 @@
-// Interrupting `commfit plan` while it writes leaves no plan and no temporary debris (issue 9).
+// Interrupting `commfit plan` while it writes leaves no plan and no temporary debris.
 #include <doctest/doctest.h>
 
 #include <signal.h>

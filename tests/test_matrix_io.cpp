@@ -77,7 +77,7 @@ TEST_CASE("matrix_json_errors") {
   CHECK(error_of(head + R"("messages": [[0, 4, 1]]})") == "m.json: /messages/0/1: dst rank 4 is out of range (ranks = 4)");
   CHECK(error_of(head + R"("messages": [[0, 1, -3]]})") == "m.json: /messages/0/2: negative size -3");
   CHECK(error_of(head + R"("messages": [[0, 1, 2.5]]})") == "m.json: /messages/0/2: fractional size 2.5 (sizes are whole bytes)");
-  // Ranks are integers in the text (issue 21); "-0" is 0, not "negative size 0".
+  // Ranks are integers in the text; "-0" is 0, not "negative size 0".
   CHECK(error_of(head + R"("messages": [[0, 1.0, 3]]})") == "m.json: /messages/0/1: dst rank 1.0 is a real number: write it as an integer (1)");
   CHECK(error_of(head + R"("messages": [[1e0, 2, 3]]})") == "m.json: /messages/0/0: src rank 1.0 is a real number: write it as an integer (1)");
   CHECK(error_of(R"({"format": "commfit-matrix", "version": 1, "ranks": 4.0, "messages": []})") ==

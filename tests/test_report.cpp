@@ -97,7 +97,7 @@ TEST_CASE("report_blocks_for_large_p") {
   CHECK(html.find("Rows are blocks of 4 consecutive ranks") != std::string::npos);
 }
 
-// Issue 20's report findings: an async plan's fill cannot pass 100 % (it was 2579.8 %), a mesh
+// The report's figures: an async plan's fill cannot pass 100 %, a mesh
 // counts the links it has (48 on mesh:4x4, not the 64 ids), "1 phase", and every link of the
 // machine appears in the load histogram, idle ones included.
 TEST_CASE("report_fill_link_counts_and_histogram") {

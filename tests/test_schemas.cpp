@@ -427,7 +427,7 @@ TEST_CASE("plans commfit writes for the examples pass the plan schemas") {
   fs::remove_all(tmp);
 }
 
-// `stats --json` and `compare --json` (issue 20) on every example, with and without a topology
+// `stats --json` and `compare --json` on every example, with and without a topology
 // and memory limits, pass their schemas and say what the text output says.
 TEST_CASE("stats and compare --json pass their schemas") {
   const fs::path tmp = fs::temp_directory_path() / ("commfit-json-" + std::to_string(::getpid()));

@@ -3,7 +3,7 @@
 # CLI, golden and MPI executor tests) with CTest, after a bounded run of the fuzz targets.
 # The test build is the sanitized one (ASan + UBSan + LSan): the whole suite runs under the
 # sanitizers (docs/HARDENING.md "Sanitizers"). From a clean clone on this 2-core machine it takes
-# about 33 min (session 10: ctest 13 min of it; the stage times are printed at the end).
+# about 18 min (the stage times are printed at the end).
 # COMMFIT_SANITIZE=OFF bash tools/test.sh runs it on the plain build instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."

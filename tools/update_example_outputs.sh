@@ -7,12 +7,17 @@
 #   ...
 #   ```
 #   <!-- end output -->
-# is rewritten: its `$ ` lines are the commands, run in order in one scratch directory (which has
-# `examples/` and `tests/` of the repository and `./build/commfit`, so the shown paths are the
-# real ones and plans written with -o never land in the tree), and everything after each command
-# is replaced by what it printed (stdout and stderr). All blocks of the file share the directory,
-# so a later block can read a plan an earlier one wrote. Outputs must not vary between runs: no
-# timings, no absolute paths.
+# is rewritten: its `$ ` lines are the commands, run in order in one shell in a scratch directory
+# (which has `examples/` and `tests/` of the repository and `build/`, the build directory of
+# COMMFIT, so the shown paths are the real ones and plans written with -o never land in the tree),
+# and everything after each command is replaced by what it printed (stdout and stderr). All blocks
+# of the file share the directory and the shell's variables, so a later block can read a plan an
+# earlier one wrote. Outputs must not vary between runs: no timings, no absolute paths.
+#
+# Blocks marked `<!-- output (plain build) -->` build programs against the build's libraries and
+# run them under mpirun (Open MPI, as root if need be, oversubscribed); they are run only when the
+# build is not sanitized (COMMFIT_SANITIZE in its CMakeCache.txt), since a program linked with
+# plain mpicc cannot link the instrumented libraries. In a sanitized build they are left as shown.
 #
 #   tools/update_example_outputs.sh [--check] [COMMFIT]
 #
@@ -37,10 +42,15 @@ work=$scratch/work
 mkdir -p "$work/build"
 ln -s "$root/examples" "$work/examples"
 ln -s "$root/tests" "$work/tests"
-ln -s "$commfit" "$work/build/commfit"
+build=$(dirname "$commfit")
+rmdir "$work/build"
+ln -s "$build" "$work/build"
+sanitized=0
+grep -q '^COMMFIT_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && sanitized=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
-# Runs the commands of one block in $work, in one shell (so `echo $?` sees the previous command's
-# status), and prints each as `$ CMD` followed by its output.
+# Runs the commands of one block in $work, in the one shell of every block (so `echo $?` sees the
+# previous command's status and `export` lasts), and prints each as `$ CMD` followed by its output.
 run_block() {
   local script=$scratch/block.sh k=0
   : > "$script"
@@ -50,7 +60,9 @@ run_block() {
     k=$((k + 1))
   done
   local out=$scratch/block.out
-  (cd "$work" && bash "$script" > "$out" 2>&1) || true
+  # The exported variables carry from block to block through $scratch/env.sh.
+  (cd "$work" && bash -c 'source "$1" 2>/dev/null; source "$2"; declare -px > "$1.new"' _ "$scratch/env.sh" "$script" < /dev/null > "$out" 2>&1) || true
+  if [[ -f $scratch/env.sh.new ]]; then mv "$scratch/env.sh.new" "$scratch/env.sh"; fi
   local cmds=("$@") line
   while IFS= read -r line || [[ -n $line ]]; do
     if [[ $line =~ ^@@@\ ([0-9]+)$ ]]; then
@@ -71,15 +83,20 @@ while IFS= read -r line || [[ -n $line ]]; do
   case $state in
     text)
       printf '%s\n' "$line" >> "$new"
-      [[ $line == '<!-- output -->' ]] && state=marker
+      if [[ $line == '<!-- output -->' ]]; then
+        state=marker keep=0
+      elif [[ $line == '<!-- output (plain build) -->' ]]; then
+        state=marker keep=$sanitized
+      fi
       ;;
     marker)
       if [[ $line != '```console' ]]; then
-        echo "update_example_outputs: examples/README.md:$lineno: expected \`\`\`console after <!-- output -->" >&2
+        echo "update_example_outputs: examples/README.md:$lineno: expected \`\`\`console after <!-- output ... -->" >&2
         exit 2
       fi
       printf '%s\n' "$line" >> "$new"
       cmds=()
+      shown=()
       state=block
       ;;
     block)
@@ -88,11 +105,16 @@ while IFS= read -r line || [[ -n $line ]]; do
           echo "update_example_outputs: examples/README.md:$lineno: a generated block without a \`$ \` command" >&2
           exit 2
         fi
-        run_block "${cmds[@]}" >> "$new"
+        if ((keep)); then
+          printf '%s\n' "${shown[@]}" >> "$new"
+        else
+          run_block "${cmds[@]}" >> "$new"
+        fi
         printf '%s\n' "$line" >> "$new"
         state=done
-      elif [[ $line == '$ '* ]]; then
-        cmds+=("${line#\$ }")
+      else
+        shown+=("$line")
+        [[ $line == '$ '* ]] && cmds+=("${line#\$ }")
       fi
       ;;
     done)

@@ -1,7 +1,8 @@
 ! The Fortran binding of the commfit executor: the module commfit_exec, interfaces to the C API
 ! (commfit_exec.h) through ISO_C_BINDING. Installed as the library commfit_exec_fortran (CMake:
-! commfit::exec_fortran) and its module file commfit_exec.mod under include/commfit; compile with
-! -I<prefix>/include/commfit and link -lcommfit_exec_fortran -lcommfit_exec -lcommfit_ir.
+! commfit::exec_fortran) and its module file commfit_exec.mod under include/commfit:
+!   mpifort app.f90 $(pkg-config --cflags --libs commfit-exec)
+! (docs/EXECUTOR.md, "Building against an installed commfit").
 module commfit_exec
   use iso_c_binding
   implicit none
@@ -32,7 +33,8 @@ module commfit_exec
       type(c_ptr), intent(out) :: ex
     end function
 
-    ! In-job planning (link commfit_runtime): counts in elements of elem_size bytes; plan_options
+    ! In-job planning, defined in the runtime library: link it with $(pkg-config --libs
+    ! commfit-runtime) or commfit::runtime. Counts in elements of elem_size bytes; plan_options
     ! "key=value ..." as in commfit_exec.h, NUL-terminated.
     integer(c_int) function commfit_exec_plan_f(comm, sendcounts, recvcounts, elem_size, plan_options, options, ex) &
         bind(c, name="commfit_exec_plan_f")

@@ -72,10 +72,13 @@ int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int
                                const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                                const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
 
-/* In-job planning (in the library commfit_runtime; docs/EXECUTOR.md "Planning inside the job"):
- * gathers the count matrix (counts in elements of elem_size bytes; 1 for bytes), plans it on one
- * rank as `commfit plan` would with plan_options ("strategy=auto topology=torus:4x4 keep=DIR";
- * NULL or "" for the defaults) and returns this rank's executor in *out. Collective. */
+/* In-job planning. Declared here with the rest of the C API, but defined in the runtime library,
+ * not in commfit_exec: a program that calls commfit_exec_plan or commfit_exec_plan_f links
+ * commfit_runtime (CMake: commfit::runtime; pkg-config: the Cflags of commfit-exec and the Libs of
+ * commfit-runtime, docs/EXECUTOR.md "Building against an installed commfit"). It gathers the
+ * count matrix (counts in elements of elem_size bytes; 1 for bytes), plans it on one rank as
+ * `commfit plan` would with plan_options ("strategy=auto topology=torus:4x4 keep=DIR"; NULL or ""
+ * for the defaults) and returns this rank's executor in *out. Collective. */
 int commfit_exec_plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, int elem_size,
                       const char* plan_options, const commfit_exec_options* options,
                       commfit_exec_t* out);
@@ -89,6 +92,7 @@ const char* commfit_exec_last_error(void);
  * MPI_VAL component of mpi_f08 handles); path is a NUL-terminated string. */
 int commfit_exec_load_f(const char* path, MPI_Fint comm, const commfit_exec_options* options,
                         commfit_exec_t* out);
+/* commfit_exec_plan for Fortran: in commfit_runtime too. */
 int commfit_exec_plan_f(MPI_Fint comm, const int* sendcounts, const int* recvcounts, int elem_size,
                         const char* plan_options, const commfit_exec_options* options,
                         commfit_exec_t* out);

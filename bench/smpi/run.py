@@ -73,8 +73,8 @@ PLANS = [("auto", ["--strategy", "auto"]), ("direct", ["--strategy", "direct"])]
 
 # Alltoallv algorithms of SMPI 3.32. Only the distinct implementations run (docs/SMPI.md: ompi =
 # pair at p <= 256, mpich = bruck, mvapich2 = ring = pair when p is a power of two, impi = basic
-# linear + a one-time setup, default = ompi_basic_linear; session 3 checked every name at 64
-# ranks, ALGS_ALL). At 1024 ranks only the default runs, on one pattern: each alltoallv sends
+# linear + a one-time setup, default = ompi_basic_linear; every name was run at 64
+# ranks, ALGS_ALL, to find which are the same code). At 1024 ranks only the default runs, on one pattern: each alltoallv sends
 # p - 1 = 1023 messages per rank, zero-byte ones included (10^6 simulated messages, 14 minutes of
 # wall time per run here).
 ALGS_ALL = ["default", "ompi", "mpich", "mvapich2", "impi", "pair", "ring", "bruck", "ompi_basic_linear"]

@@ -19,7 +19,7 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 set(expected bin/commfit include/commfit/commfit_exec.hpp include/commfit/commfit_exec.h
     include/commfit/migrate.hpp include/commfit/ir/plan.h include/commfit/planner/pipeline.h
     include/commfit/workloads/generators.h include/commfit/runtime/in_job.hpp lib/libcommfit_pmpi.so
-    share/commfit/schemas share/man/man1/commfit.1)
+    share/commfit/schemas share/man/man1/commfit.1 share/doc/commfit/GUIDE.md share/doc/commfit/EXECUTOR.md)
 if(FORTRAN)
   list(APPEND expected include/commfit/commfit_exec.mod)
 endif()
@@ -54,29 +54,72 @@ if(SANITIZE)
 endif()
 string(REPLACE ";" " " flags_str "${flags}")
 
-# 1. find_package(commfit) -> commfit::exec.
+# 1. find_package(commfit): every consumer of examples/consumer/CMakeLists.txt (C++, C and, with a
+#    Fortran compiler, Fortran; each against commfit::exec and against commfit::runtime).
 step(${CMAKE_COMMAND} -S ${WORK}/src -B ${WORK}/build-cmake -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${PREFIX}
      -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_C_COMPILER=${C} "-DCMAKE_EXE_LINKER_FLAGS=${flags_str}")
 step(${CMAKE_COMMAND} --build ${WORK}/build-cmake)
-
-# 2. pkg-config commfit-exec, nothing else: the compiler driver and the flags pkg-config gives.
-set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-execute_process(COMMAND pkg-config --cflags --libs commfit-exec RESULT_VARIABLE rc OUTPUT_VARIABLE pc_flags
-                ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc STREQUAL "0")
-  message(FATAL_ERROR "pkg-config --cflags --libs commfit-exec failed: ${err}")
+set(cmake_consumers consumer consumer_c consumer_in_job consumer_c_in_job)
+if(FORTRAN)
+  list(APPEND cmake_consumers consumer_f consumer_f_in_job)
 endif()
-message("pkg-config --cflags --libs commfit-exec: ${pc_flags}")
-separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-step(${CXX} -std=c++17 ${flags} ${WORK}/src/consumer.cpp -o ${WORK}/consumer-pc ${pc_flags})
+foreach(exe ${cmake_consumers})
+  if(NOT EXISTS ${WORK}/build-cmake/${exe})
+    message(FATAL_ERROR "find_package(commfit) did not build ${exe}")
+  endif()
+endforeach()
+
+# 2. pkg-config and the MPI compiler wrappers, nothing else: exactly the lines docs/EXECUTOR.md
+#    ("Building against an installed commfit") and the consumers' heads give.
+#      mpicxx app.cpp $(pkg-config --cflags --libs commfit-exec)       C++17 and later
+#      mpicc  app.c   $(pkg-config --cflags --libs commfit-exec)
+#      mpifort app.f90 $(pkg-config --cflags --libs commfit-exec)
+#      mpicxx app.cpp $(pkg-config --cflags --libs commfit-runtime)    Executor::plan (C++20, in the .pc)
+#      mpicc  app.c   $(pkg-config --cflags commfit-exec) $(pkg-config --libs commfit-runtime)
+#      mpifort app.f90 $(pkg-config --cflags commfit-exec) $(pkg-config --libs commfit-runtime)
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+function(pc out)
+  execute_process(COMMAND pkg-config ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc STREQUAL "0")
+    message(FATAL_ERROR "pkg-config ${ARGN} failed: ${err}")
+  endif()
+  message("pkg-config ${ARGN}: ${flags}")
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+pc(exec_flags --cflags --libs commfit-exec)
+pc(runtime_flags --cflags --libs commfit-runtime)
+pc(exec_cflags --cflags commfit-exec)
+pc(runtime_libs --libs commfit-runtime)
+find_program(MPICXX mpicxx REQUIRED)
+find_program(MPICC mpicc REQUIRED)
+# The wrappers over the compilers the build used (Open MPI's OMPI_CXX / OMPI_CC; MPICH's MPICH_*).
+set(ENV{OMPI_CXX} ${CXX})
+set(ENV{OMPI_CC} ${C})
+set(ENV{MPICH_CXX} ${CXX})
+set(ENV{MPICH_CC} ${C})
+step(${MPICXX} -std=c++17 ${flags} ${WORK}/src/consumer.cpp -o ${WORK}/consumer-pc ${exec_flags})
+step(${MPICC} ${flags} ${WORK}/src/consumer.c -o ${WORK}/consumer-c-pc ${exec_flags})
+step(${MPICXX} ${flags} -DCOMMFIT_CONSUMER_IN_JOB ${WORK}/src/consumer.cpp -o ${WORK}/consumer-in-job-pc ${runtime_flags})
+step(${MPICC} ${flags} -DCOMMFIT_CONSUMER_IN_JOB ${WORK}/src/consumer.c -o ${WORK}/consumer-c-in-job-pc ${exec_cflags} ${runtime_libs})
+set(pc_consumers consumer-pc consumer-c-pc)
+set(pc_in_job consumer-in-job-pc consumer-c-in-job-pc)
+if(FORTRAN)
+  find_program(MPIFORT mpifort REQUIRED)
+  step(${MPIFORT} ${flags} ${WORK}/src/consumer.F90 -o ${WORK}/consumer-f-pc ${exec_flags})
+  step(${MPIFORT} ${flags} -DCOMMFIT_CONSUMER_IN_JOB ${WORK}/src/consumer.F90 -o ${WORK}/consumer-f-in-job-pc ${exec_cflags} ${runtime_libs})
+  list(APPEND pc_consumers consumer-f-pc)
+  list(APPEND pc_in_job consumer-f-in-job-pc)
+endif()
 # The old bare include names still compile (the canonical ones are <commfit/...>).
 file(WRITE ${WORK}/bare.cpp "#include <commfit_exec.hpp>\n#include <migrate.hpp>\n#include <commfit_exec.h>\n")
-step(${CXX} -std=c++17 -fsyntax-only ${WORK}/bare.cpp ${pc_flags})
+step(${CXX} -std=c++17 -fsyntax-only ${WORK}/bare.cpp ${exec_flags})
 
-# The executor's users link none of the planner's dependencies (issue 16): no METIS, no
-# libcrypto, no MPI C++ bindings; MPI's C library, yes.
-foreach(exe ${WORK}/build-cmake/consumer ${WORK}/consumer-pc ${WORK}/build-cmake/consumer_in_job)
-  execute_process(COMMAND ldd ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE libs ERROR_VARIABLE err)
+# The executor's users link none of the planner's dependencies: no METIS, no libcrypto, no MPI
+# C++ bindings, no libgfortran unless they are Fortran programs; MPI's C library, yes.
+foreach(exe build-cmake/consumer build-cmake/consumer_c consumer-pc consumer-c-pc build-cmake/consumer_in_job)
+  execute_process(COMMAND ldd ${WORK}/${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE libs ERROR_VARIABLE err)
   message("$ ldd ${exe}\n${libs}${err}")
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "ldd ${exe} failed")
@@ -90,6 +133,11 @@ foreach(exe ${WORK}/build-cmake/consumer ${WORK}/consumer-pc ${WORK}/build-cmake
     message(FATAL_ERROR "${exe} does not link MPI's C library")
   endif()
 endforeach()
+
+# The static libraries are position-independent: a shared library (a Python extension, a plugin)
+# built on top of them links.
+file(WRITE ${WORK}/plugin.c "#include <commfit/commfit_exec.h>\nint plugin_load(const char* p, commfit_exec_t* ex) { return commfit_exec_load(p, MPI_COMM_WORLD, 0, ex); }\nint plugin_plan(const int* s, const int* r, commfit_exec_t* ex) { return commfit_exec_plan(MPI_COMM_WORLD, s, r, 1, 0, 0, ex); }\n")
+step(${MPICC} -shared -fPIC ${WORK}/plugin.c -o ${WORK}/libplugin.so ${exec_cflags} ${runtime_libs})
 
 # 3. The planner library with its headers: find_package(commfit COMPONENTS planner workloads).
 file(COPY ${PLANNER_SOURCE}/ DESTINATION ${WORK}/planner-src)
@@ -105,11 +153,23 @@ step(${PREFIX}/bin/commfit plan ${WORK}/m.json -o ${WORK}/m.cfp --strategy auto)
 set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
 set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
 set(MPIRUN ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
-step(${MPIRUN} ${WORK}/build-cmake/consumer ${WORK}/m.plan)
-step(${MPIRUN} ${WORK}/consumer-pc ${WORK}/m.cfp)
+foreach(exe build-cmake/consumer build-cmake/consumer_c ${pc_consumers})
+  step(${MPIRUN} ${WORK}/${exe} ${WORK}/m.plan)
+  step(${MPIRUN} ${WORK}/${exe} ${WORK}/m.cfp)
+endforeach()
+if(FORTRAN)
+  step(${MPIRUN} ${WORK}/build-cmake/consumer_f ${WORK}/m.plan)
+endif()
 # The plan made in-process by the installed planner library is the one the installed CLI made.
 step(${WORK}/build-planner/plan_in_process ${WORK}/m.json ${WORK}/m-lib.plan)
 step(${MPIRUN} ${WORK}/build-cmake/consumer ${WORK}/m-lib.plan)
-# In-job planning with the installed runtime library (find_package(commfit COMPONENTS runtime)).
+# In-job planning with the installed runtime library, every language, both ways of building.
 step(${MPIRUN} ${WORK}/build-cmake/consumer_in_job "strategy=auto")
 step(${MPIRUN} ${WORK}/build-cmake/consumer_in_job "strategy=bounded concurrency=2 network=ib")
+step(${MPIRUN} ${WORK}/build-cmake/consumer_c_in_job "strategy=direct")
+if(FORTRAN)
+  step(${MPIRUN} ${WORK}/build-cmake/consumer_f_in_job "strategy=direct")
+endif()
+foreach(exe ${pc_in_job})
+  step(${MPIRUN} ${WORK}/${exe} "strategy=auto")
+endforeach()

@@ -128,7 +128,7 @@ const std::map<std::string, std::function<void()>> faults = {
        std::stable_sort(steps.begin(), steps.end(), step_less);
        exec::Executor::load(write_dir(plan, "f.plan").string(), MPI_COMM_WORLD);
      }},
-    {"staging_digit", [] {   // issue 21: one digit of a forwarding step's stage_offset (1156 -> 1157)
+    {"staging_digit", [] {   // one digit of a forwarding step's stage_offset (1156 -> 1157)
        Plan plan = two_hop_plan(matrix_a(size));
        for (RankSchedule& rs : plan.ranks)
          for (Step& s : rs.steps)
@@ -139,7 +139,7 @@ const std::map<std::string, std::function<void()>> faults = {
            }
        std::abort();
      }},
-    {"forward_before_arrival", [] {   // issue 21: a staged forward and its receive moved to phase 0
+    {"forward_before_arrival", [] {   // a staged forward and its receive moved to phase 0
        Plan plan = two_hop_plan(matrix_a(size));
        for (RankSchedule& rs : plan.ranks) {
          auto fwd = std::find_if(rs.steps.begin(), rs.steps.end(), [](const Step& s) { return s.op == Op::send && s.buffer == Buffer::stage; });

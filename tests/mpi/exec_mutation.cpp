@@ -1,4 +1,4 @@
-// Mutation test of the executor's load-time checks (issue 21): many random edits of a plan, each
+// Mutation test of the executor's load-time checks: many random edits of a plan, each
 // loaded and run by every rank. An edit must either be refused on every rank with the same
 // message, or deliver exactly MPI_Alltoallv's bytes. A rank that receives wrong bytes without an
 // error (a silent corruption), ranks that disagree, or a hang (the ctest time limit) fails.
