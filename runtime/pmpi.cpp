@@ -230,11 +230,12 @@ double number(const char* name, double lo) {
 void name_misspelt(int rank) {
   std::vector<std::string> known(std::begin(kVariables), std::end(kVariables));
   known.emplace_back(kVerbose);
+  const std::vector<std::string> planner = {"COMMFIT_VERIFY_EACH", "COMMFIT_PROGRESS_MESSAGES"};   // read by the planner
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
     if (entry.rfind("COMMFIT_", 0) != 0) continue;
     const std::string name = entry.substr(0, entry.find('='));
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (std::find(known.begin(), known.end(), name) != known.end() || std::find(planner.begin(), planner.end(), name) != planner.end()) continue;
     const std::string hint = commfit::did_you_mean(name, known);
     if (!hint.empty() && rank == 0) std::fprintf(stderr, "commfit-pmpi: %s is not a variable of the interposer%s; it is ignored\n", name.c_str(), hint.c_str());
   }
