@@ -11,7 +11,9 @@
 // too far off. Any other call goes to PMPI untouched:
 // MPI_IN_PLACE, non-contiguous datatypes, intercommunicators, one rank, a pattern that failed to
 // plan, or one beyond COMMFIT_MAX_PLANS. Because every decision follows the agreed signature, all
-// ranks always take the same path. With MPI_THREAD_MULTIPLE the interposer turns itself off and
+// ranks always take the same path. The settings that decide it are compared at MPI_Init (a rank
+// that differs turns the interposer off everywhere); planning stops on a communicator once it
+// costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the agreement). With MPI_THREAD_MULTIPLE the interposer turns itself off and
 // says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
 #include "backends/exec/executor_impl.h"
 #include "ir/error.h"
