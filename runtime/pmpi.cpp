@@ -13,6 +13,7 @@
 // plan, or one beyond COMMFIT_MAX_PLANS. Because every decision follows the agreed signature, all
 // ranks always take the same path. With MPI_THREAD_MULTIPLE the interposer turns itself off and
 // says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+#include "backends/atomic_output.h"
 #include "backends/exec/executor_impl.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
@@ -30,6 +31,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,7 @@ struct Config {
   double slack = 1.25;            // COMMFIT_ADAPT_SLACK: adapted estimate / LB at most this x the plan's
   std::string plan_file;          // COMMFIT_PLAN: a plan made by `commfit plan`, used where it fits
   std::string record;             // COMMFIT_RECORD: directory for every pattern's matrix
+  bool record_force = false;      // COMMFIT_RECORD_FORCE: record into a directory the checks refuse
   InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
   std::string why_off;            // set when the interposer turned itself off
 };
@@ -177,6 +180,7 @@ void read_config() {
     }
     if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
+    if (env("COMMFIT_RECORD_FORCE")) config.record_force = whole("COMMFIT_RECORD_FORCE", 0) != 0;
     config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
     if (const char* v = env("COMMFIT_OPTIONS")) {
       const InJobOptions parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
@@ -255,6 +259,31 @@ CommState* state_of(MPI_Comm comm) {
   PMPI_Comm_set_attr(comm, keyval, s);
   live.emplace_back(comm, s);
   return s;
+}
+
+// COMMFIT_RECORD: rank 0 of a communicator writes the matrix of each of its new patterns. The
+// directory is opened and checked once per process (backends/atomic_output.h,
+// Directory::private_dir): refused, it is said once and nothing is recorded (the gathers go on:
+// the other ranks cannot know). A file is private (0600): the variable may point into a shared
+// scratch, and a matrix shows what the application communicates.
+void record_matrix(const commfit::CommMatrix& m, int ranks, std::uint64_t signature) {
+  static std::optional<commfit::Directory> dir;
+  static bool refused = false;
+  if (refused) return;
+  if (!dir) {
+    try {
+      dir.emplace(commfit::Directory::private_dir(config.record, config.record_force));
+    } catch (const commfit::UsageError& e) {
+      refused = true;
+      say(config.record_force ? "commfit-pmpi: COMMFIT_RECORD=%s; not recording\n"
+                              : "commfit-pmpi: COMMFIT_RECORD=%s; not recording (COMMFIT_RECORD_FORCE=1 records there anyway)\n",
+          e.what());
+      return;
+    }
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", ranks, signature);
+  commfit::write_file_atomic(commfit::matrix_json(m), *dir, name, 0600);
 }
 
 // One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
@@ -337,15 +366,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
       try {
         const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
-        if (s->rank == 0) {
-          char name[64];
-          std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", s->size, sig.a);
-          std::filesystem::create_directories(config.record);
-          std::FILE* f = std::fopen((std::filesystem::path(config.record) / name).c_str(), "wb");
-          const std::string text = commfit::matrix_json(m);
-          if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) say("commfit-pmpi: cannot write into COMMFIT_RECORD=%s\n", config.record);
-          if (f) std::fclose(f);
-        }
+        if (s->rank == 0) record_matrix(m, s->size, sig.a);
       } catch (const std::exception& e) {
         say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
       }
