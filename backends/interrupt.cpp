@@ -26,7 +26,7 @@ struct LinuxDirent64 {
 
 void remove_path(const char* path) {
   if (::unlink(path) == 0) return;
-  const int fd = ::open(path, O_RDONLY | O_DIRECTORY);
+  const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);   // a link put in its place is not followed
   if (fd >= 0) {
     alignas(8) static char buf[8192];
     for (;;) {

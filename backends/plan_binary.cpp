@@ -1,7 +1,6 @@
 #include "backends/plan_binary.h"
 
 #include "backends/atomic_output.h"
-#include "backends/interrupt.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
@@ -558,34 +557,15 @@ Manifest read_manifest(const InFile& f, const Header& h) {
 // Writing.
 
 void refuse_unless_plan_binary(const fs::path& file) {
-  const std::string name = file.string();
-  if (!file.has_filename() || file.filename() == "." || file.filename() == "..")
-    throw UsageError("cannot write a binary plan to \"" + name + "\": give the file a name");
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(file, ec);
-  if (!fs::exists(st)) {
-    const fs::path parent = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-    if (!fs::is_directory(parent, ec))
-      throw UsageError("cannot write " + name + ": " + parent.string() + (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
-    return;
-  }
-  if (fs::is_symlink(st))
-    throw UsageError(name + " is a symbolic link: not replacing it (give the file it points to, or remove the link)");
-  if (fs::is_directory(st)) throw UsageError(name + " is a directory: the binary form of a plan is one file");
-  if (!is_plan_binary(file)) throw UsageError(name + " exists and is not a commfit binary plan: not replacing it");
+  check_output_target(file, {"binary plan file", false, [](const fs::path& path, bool is_directory) {
+                               if (is_directory) throw UsageError(path.string() + " is a directory: the binary form of a plan is one file");
+                               if (!is_plan_binary(path)) throw UsageError(path.string() + " exists and is not a commfit binary plan: not replacing it");
+                             }});
 }
 
 // Writes all of `data` at file offset `offset`.
 void write_all(int fd, const void* data, std::size_t bytes, std::uint64_t offset, const std::string& name) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw UsageError("cannot write " + name + ": " + std::strerror(errno));
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-    offset += static_cast<std::uint64_t>(n);
-  }
+  if (const int err = write_all_at(fd, data, bytes, offset); err != 0) throw UsageError("cannot write " + name + ": " + std::strerror(err));
 }
 
 // The header of a plan with manifest `m` whose index starts at `index_offset` and holds
@@ -642,10 +622,9 @@ void check_plan_output(const std::filesystem::path& out) {
 
 // The writer's state: the temporary file, the bytes not yet handed to the kernel, the index.
 struct PlanBinaryWriter::Impl {
-  fs::path file, tmp;
-  std::string name;                     // file, for messages
-  std::optional<TempPathGuard> guard;   // while it lives, an interrupt removes tmp
-  int fd = -1;
+  std::string name;                     // the file, for messages
+  std::optional<Directory> parent;      // the file's directory, open
+  std::optional<TempSibling> tmp;       // removed unless finish() renames it over the file
   Rank ranks = 0;
   Phase phases = 0;
   std::string fingerprint;
@@ -657,16 +636,8 @@ struct PlanBinaryWriter::Impl {
 
   // Hands the buffered bytes to the kernel.
   void flush() {
-    write_all(fd, out.data(), out.size(), offset - out.size(), name);
+    write_all(tmp->fd(), out.data(), out.size(), offset - out.size(), name);
     out.clear();
-  }
-
-  // Without finish(): the temporary goes, whatever happened.
-  ~Impl() {
-    if (finished) return;
-    if (fd >= 0) ::close(fd);
-    std::error_code ec;
-    fs::remove(tmp, ec);
   }
 };
 
@@ -675,17 +646,13 @@ PlanBinaryWriter::PlanBinaryWriter(const std::filesystem::path& file, Rank ranks
   Impl& w = *impl_;
   commfit_assert(ranks > 0, "PlanBinaryWriter", "a plan has at least one rank");
   commfit_assert(fingerprint.size() <= kFingerprintField, "PlanBinaryWriter", "fingerprint too long");
-  w.file = file;
   w.name = file.string();
   w.ranks = ranks;
   w.phases = phases;
   w.fingerprint = std::move(fingerprint);
   refuse_unless_plan_binary(file);
-  clean_stale_temps(file);
-  w.tmp = temp_sibling(file);
-  w.guard.emplace(w.tmp.string());   // from here an interrupt removes the partial file
-  w.fd = ::open(w.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w.fd < 0) throw UsageError("cannot create " + w.tmp.string() + ": " + std::strerror(errno));
+  w.parent.emplace(Directory::parent_of(file));
+  w.tmp.emplace(*w.parent, file.filename().string(), TempSibling::Kind::file, 0644);
   // The header's place: it is written last, once the index and the manifest are placed.
   std::uint8_t* p = w.out.tail(kPlanBinaryHeaderBytes);
   std::memset(p, 0, kPlanBinaryHeaderBytes);
@@ -737,17 +704,10 @@ void PlanBinaryWriter::finish(const Manifest& m) {
 
   // Slices (the rest of them), index, manifest, then the header over its placeholder.
   w.flush();
-  write_all(w.fd, w.index.data(), w.index.size(), w.offset, w.name);
-  write_all(w.fd, manifest.data(), manifest.size(), w.offset + w.index.size(), w.name);
-  write_all(w.fd, header, sizeof header, 0, w.name);
-  const int fd = w.fd;
-  w.fd = -1;
-  int err = ::fsync(fd) == 0 ? 0 : errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) throw UsageError("cannot write " + w.name + ": " + std::strerror(err));
-  std::error_code ec;
-  fs::rename(w.tmp, w.file, ec);
-  if (ec) throw UsageError("cannot rename " + w.tmp.string() + " to " + w.name + ": " + ec.message());
+  write_all(w.tmp->fd(), w.index.data(), w.index.size(), w.offset, w.name);
+  write_all(w.tmp->fd(), manifest.data(), manifest.size(), w.offset + w.index.size(), w.name);
+  write_all(w.tmp->fd(), header, sizeof header, 0, w.name);
+  w.tmp->publish_file();
   w.finished = true;
 }
 

@@ -1,7 +1,6 @@
 #include "backends/plan_dir.h"
 
 #include "backends/atomic_output.h"
-#include "backends/interrupt.h"
 #include "ir/error.h"
 #include "ir/json_input.h"
 #include "ir/matrix_io.h"
@@ -147,12 +146,13 @@ std::vector<PeerBytes> peer_list(const json& v, const std::string& file, const s
   return out;
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw UsageError("cannot create " + path.string() + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !ok) throw UsageError("cannot write " + path.string() + ": " + std::strerror(ok ? errno : err));
+// A new file `name` in `dir` (a plan directory being written), holding `text`.
+void write_file(const Directory& dir, const std::string& name, const std::string& text) {
+  const int fd = create_file_at(dir, name, 0644);
+  if (fd < 0) throw UsageError("cannot create " + (dir.path() / name).string() + ": " + std::strerror(errno));
+  int err = write_all_at(fd, text.data(), text.size(), 0);
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) throw UsageError("cannot write " + (dir.path() / name).string() + ": " + std::strerror(err));
 }
 
 }  // namespace
@@ -495,29 +495,18 @@ void refuse_unless_plan_dir(const std::filesystem::path& dir) {
 
 std::filesystem::path check_plan_dir_output(const std::filesystem::path& dir_in) {
   namespace fs = std::filesystem;
-  const fs::path dir = dir_in.has_filename() ? dir_in : dir_in.parent_path();
-  const std::string base = dir.filename().string();
-  if (base.empty() || base == "." || base == "..")
-    throw UsageError("cannot write a plan to \"" + dir_in.string() + "\": give the plan directory a name");
-  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec))
-    throw UsageError("cannot write " + dir.string() + ": " + parent.string() +
-                     (fs::exists(parent, ec) ? " is not a directory" : " does not exist"));
-  refuse_unless_plan_dir(dir);
+  const fs::path dir = dir_in.has_filename() || !dir_in.has_parent_path() ? dir_in : dir_in.parent_path();   // "x.plan/": x.plan
+  check_output_target(dir, {"plan directory", true, [](const fs::path& path, bool) { refuse_unless_plan_dir(path); }});
   return dir;
 }
 
 class PlanDirWriter::Impl {
  public:
-  Impl(const std::filesystem::path& dir_in, Rank ranks, unsigned threads) : dir_(check_plan_dir_output(dir_in)), ranks_(ranks) {   // checked again at the swap
-    namespace fs = std::filesystem;
-    clean_stale_temps(dir_);
-    tmp_ = temp_sibling(dir_);
-    guard_.emplace(tmp_.string());   // from here an interrupt removes the partial plan
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
-    if (!fs::create_directory(tmp_, ec)) throw UsageError("cannot create " + tmp_.string() + ": " + ec.message());
+  Impl(const std::filesystem::path& dir_in, Rank ranks, unsigned threads)
+      : dir_(check_plan_dir_output(dir_in)),   // checked again at the swap
+        parent_(Directory::parent_of(dir_)),
+        tmp_(parent_, dir_.filename().string(), TempSibling::Kind::directory, 0755),
+        ranks_(ranks) {
     // Threads only pay for many ranks: a few dozen files are written faster by one.
     const Rank writers = std::clamp<Rank>(ranks / 64, 1, static_cast<Rank>(std::max(threads, 1u)));
     for (Rank k = 1; k < writers; ++k) workers_.emplace_back([this] { work(); });
@@ -528,11 +517,7 @@ class PlanDirWriter::Impl {
       std::lock_guard lock(mutex_);
       queue_.clear();
     }
-    stop();
-    if (!published_) {
-      std::error_code ec;
-      std::filesystem::remove_all(tmp_, ec);
-    }
+    stop();   // the temporary directory goes with tmp_ unless published
   }
 
   void add(RankSchedule&& rs) {
@@ -547,21 +532,15 @@ class PlanDirWriter::Impl {
   void finish(const Manifest& m) {
     stop();
     if (error_) std::rethrow_exception(error_);
-    try {
-      write_file(tmp_ / "manifest.json", manifest_json(m));
-      publish_directory(tmp_, dir_, refuse_unless_plan_dir);
-      published_ = true;
-    } catch (...) {
-      std::error_code ec;
-      std::filesystem::remove_all(tmp_, ec);
-      throw;
-    }
+    write_file(tmp_.directory(), "manifest.json", manifest_json(m));
+    tmp_.publish_directory(refuse_unless_plan_dir);
+    published_ = true;
   }
 
  private:
   static constexpr std::size_t kQueued = 64;   // schedules waiting for a writing thread, at most
 
-  void write(const RankSchedule& rs) { write_file(tmp_ / rank_file_name(rs.rank, ranks_), rank_schedule_json(rs)); }
+  void write(const RankSchedule& rs) { write_file(tmp_.directory(), rank_file_name(rs.rank, ranks_), rank_schedule_json(rs)); }
 
   // A writing thread: schedules from the queue until stop(); the first error stops the writing.
   void work() {
@@ -595,9 +574,10 @@ class PlanDirWriter::Impl {
     workers_.clear();   // joins
   }
 
-  std::filesystem::path dir_, tmp_;
+  std::filesystem::path dir_;
+  Directory parent_;   // dir_'s
+  TempSibling tmp_;    // the plan being written, removed unless published
   Rank ranks_;
-  std::optional<TempPathGuard> guard_;
   bool published_ = false;
   std::mutex mutex_;
   std::condition_variable ready_, room_;

@@ -316,11 +316,10 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
         // refused on every rank before the root starts building.
         check_plan_memory(m, po, "in-job planning", std::nullopt);
         plan = make_plan(m, po);
-        if (!options.keep.empty()) {
-          const std::filesystem::path dir(options.keep);
-          std::filesystem::create_directories(dir);
-          write_file_atomic(matrix_json(m), dir / "matrix.json");
-          write_plan_dir(plan, dir / "plan");
+        if (!options.keep.empty()) {   // a directory of this user's (made 0700 when missing), not one others may write in
+          const Directory keep = Directory::private_dir(options.keep, false);
+          write_file_atomic(matrix_json(m), keep, "matrix.json", 0644);
+          write_plan_dir(plan, keep.path() / "plan");
         }
       }
     } catch (const std::bad_alloc&) {

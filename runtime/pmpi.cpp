@@ -15,6 +15,7 @@
 // that differs turns the interposer off everywhere); planning stops on a communicator once it
 // costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the agreement). With MPI_THREAD_MULTIPLE the interposer turns itself off and
 // says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+#include "backends/atomic_output.h"
 #include "backends/exec/executor_impl.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
@@ -39,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,7 @@ struct Config {
   double plan_budget = 0.1;       // COMMFIT_PLAN_BUDGET: planning stops on a communicator once its
                                   // planning time exceeds this fraction of the time in its calls
                                   // (or the job's, of the job's calls)
+  bool record_force = false;      // COMMFIT_RECORD_FORCE: record into a directory the checks refuse
   InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
   std::string why_off;            // set when the interposer turned itself off
 };
@@ -189,7 +192,7 @@ void say(const char* fmt, const std::string& text) {
 // decide which collectives each call makes, so MPI_Init compares them (settings_agree).
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
                                       "COMMFIT_ADAPT_SLACK", "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
-                                      "COMMFIT_RECORD",      "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
+                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
                                       "COMMFIT_NETWORK"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
 
@@ -255,6 +258,7 @@ void read_config() {
     if (env("COMMFIT_PLAN_BUDGET")) config.plan_budget = number("COMMFIT_PLAN_BUDGET", 0);
     if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
+    if (env("COMMFIT_RECORD_FORCE")) config.record_force = yes_no("COMMFIT_RECORD_FORCE");
     config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
     if (const char* v = env("COMMFIT_OPTIONS")) {
       InJobOptions parsed;
@@ -392,6 +396,31 @@ CommState* state_of(MPI_Comm comm) {
   return s;
 }
 
+// COMMFIT_RECORD: rank 0 of a communicator writes the matrix of each of its new patterns. The
+// directory is opened and checked once per process (backends/atomic_output.h,
+// Directory::private_dir): refused, it is said once and nothing is recorded (the gathers go on:
+// the other ranks cannot know). A file is private (0600): the variable may point into a shared
+// scratch, and a matrix shows what the application communicates.
+void record_matrix(const commfit::CommMatrix& m, int ranks, std::uint64_t signature) {
+  static std::optional<commfit::Directory> dir;
+  static bool refused = false;
+  if (refused) return;
+  if (!dir) {
+    try {
+      dir.emplace(commfit::Directory::private_dir(config.record, config.record_force));
+    } catch (const commfit::UsageError& e) {
+      refused = true;
+      say(config.record_force ? "commfit-pmpi: COMMFIT_RECORD=%s; not recording\n"
+                              : "commfit-pmpi: COMMFIT_RECORD=%s; not recording (COMMFIT_RECORD_FORCE=1 records there anyway)\n",
+          e.what());
+      return;
+    }
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", ranks, signature);
+  commfit::write_file_atomic(commfit::matrix_json(m), *dir, name, 0600);
+}
+
 // One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
 // told through the agreement).
 template <class ToMpi>
@@ -476,15 +505,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
       try {
         const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
-        if (s->rank == 0) {
-          char name[64];
-          std::snprintf(name, sizeof name, "alltoallv-p%d-%016" PRIx64 ".json", s->size, sig.a);
-          std::filesystem::create_directories(config.record);
-          std::FILE* f = std::fopen((std::filesystem::path(config.record) / name).c_str(), "wb");
-          const std::string text = commfit::matrix_json(m);
-          if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) say("commfit-pmpi: cannot write into COMMFIT_RECORD=%s\n", config.record);
-          if (f) std::fclose(f);
-        }
+        if (s->rank == 0) record_matrix(m, s->size, sig.a);
       } catch (const std::exception& e) {
         say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
       }

@@ -327,7 +327,7 @@ TEST_CASE("cli_output_replaces_only_plans") {
   CHECK(r.status == 0);
   const Result dot = commfit("plan " + example("stencil2d_16.json") + " -q -o good.plan/.");
   CHECK(dot.status == 2);
-  CHECK(dot.err == "commfit: error: cannot write a plan to \"good.plan/.\": give the plan directory a name\n");
+  CHECK(dot.err == "commfit: error: cannot write \"good.plan/.\": give the plan directory a name\n");
   r = commfit(plan + "nodir/x.plan");
   CHECK(r.status == 2);
   CHECK(r.err == "commfit: error: cannot write nodir/x.plan: nodir does not exist\n");

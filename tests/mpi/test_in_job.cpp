@@ -1,9 +1,11 @@
 // In-job planning (runtime/in_job.hpp): Executor::plan and the C binding commfit_exec_plan on
 // every small pattern of support.h under several strategies, each replayed and compared with
 // MPI_Alltoallv byte for byte. Also: the plan equals the one `commfit plan` makes of the same
-// matrix (make_plan on every rank here), keep= writes a matrix and a plan that verify, and
-// inconsistent counts or bad options fail on every rank with one message.
+// matrix (make_plan on every rank here), keep= writes a matrix and a plan that verify (through no
+// planted link, and only into a directory of the user's), and inconsistent counts or bad options
+// fail on every rank with one message.
 // Usage: mpirun -np N test_in_job
+#include "backends/atomic_output.h"
 #include "backends/exec/commfit_exec.h"
 #include "backends/plan_dir.h"
 #include "ir/matrix_io.h"
@@ -12,8 +14,11 @@
 #include "runtime/in_job.hpp"
 #include "support.h"
 
+#include <unistd.h>
+
 #include <climits>
 #include <cstring>
+#include <iterator>
 #include <tuple>
 
 using namespace commfit;
@@ -135,6 +140,74 @@ int main(int argc, char** argv) {
       const auto problems = verify(plan, m.matrix, rules);
       chk.check(problems.empty(), "keep=: the plan does not verify: " + (problems.empty() ? std::string() : problems.front()));
       std::filesystem::remove_all(dir);
+    }
+  }
+
+  // keep=DIR writes no file through a link: links to a victim's file and directory at the
+  // temporary names the root (rank 0, this process there) takes first are left alone, and the
+  // outputs are new. A directory owned by another user, or one anyone may write in without the
+  // sticky bit, is refused on every rank, naming it; one reached through a link is written.
+  {
+    namespace fs = std::filesystem;
+    const auto dir = shared_scratch("in-job-keep-links");
+    const auto victim = shared_scratch("in-job-victim");
+    const auto secret = victim / "secret.txt";
+    const std::string text = "the victim's secret\n";
+    const auto mode = fs::perms::owner_read | fs::perms::owner_write;
+    const Pattern pat = patterns(size, false).front();
+    Buffers b = make_buffers(pat.matrix, rank);
+    if (rank == 0) {
+      std::FILE* f = std::fopen(secret.c_str(), "w");
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+      fs::permissions(secret, mode);
+      for (const char* name : {"matrix.json", "plan"}) {
+        const std::string tmp = temp_sibling(dir / name).string();   // .NAME.tmp-HOST-PID
+        fs::create_symlink(std::string(name) == "plan" ? victim : secret, tmp);
+        fs::create_symlink(victim, dir / ("." + std::string(name) + ".old-" + tmp.substr(tmp.rfind(".tmp-") + 5)));
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + dir.string()));
+    replay_and_compare(chk, ex, pat, b, rank, "keep= beside links");
+    if (rank == 0) {
+      std::string now(64, '\0');
+      std::FILE* f = std::fopen(secret.c_str(), "r");
+      now.resize(f ? std::fread(now.data(), 1, now.size(), f) : 0);
+      if (f) std::fclose(f);
+      chk.check(now == text && fs::status(secret).permissions() == mode, "keep=: a link was written through: the victim's file now holds \"" + now + "\"");
+      chk.check(std::distance(fs::directory_iterator(victim), fs::directory_iterator()) == 1, "keep=: a file was made in the victim's directory");
+      chk.check(fs::is_regular_file(fs::symlink_status(dir / "matrix.json")) && fs::is_directory(fs::symlink_status(dir / "plan")),
+                "keep=: matrix.json and plan are not a new file and a new directory");
+      fs::remove_all(dir);
+      fs::remove_all(victim);
+    }
+
+    for (const std::string how : {"owned by nobody", "mode 0777"}) {
+      const auto bad = shared_scratch("in-job-keep-bad");
+      if (rank == 0) {
+        if (how == "mode 0777") fs::permissions(bad, fs::perms::all);
+        else chk.check(::chown(bad.c_str(), 65534, 65534) == 0, "keep=: chown to nobody failed");
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + bad.string())); });
+      const char* why = how == "mode 0777" ? ": anyone may write in it (mode 0777, no sticky bit)" : ": owned by uid 65534, not by this user";
+      chk.check(e.find(bad.string() + why) != std::string::npos, "keep= " + how + ": not refused: \"" + e + "\"");
+      if (rank == 0) {
+        chk.check(fs::is_empty(bad), "keep= " + how + ": written into");
+        fs::remove_all(bad);
+      }
+    }
+
+    const auto real = shared_scratch("in-job-keep-real");
+    const fs::path link = real.string() + ".link";
+    if (rank == 0) fs::create_directory_symlink(real, link);
+    MPI_Barrier(MPI_COMM_WORLD);
+    exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + link.string()));
+    if (rank == 0) {
+      chk.check(fs::is_regular_file(real / "matrix.json") && fs::is_directory(real / "plan"), "keep=LINK: not written into the directory it names");
+      fs::remove_all(real);
+      fs::remove(link);
     }
   }
 
