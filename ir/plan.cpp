@@ -82,7 +82,10 @@ class RankChecker {
       tiling(false);
       tiling(true);
     }
-    if (o_.staging) staging();
+    if (o_.staging) {
+      staging();
+      declared();
+    }
     return problems_;
   }
 
@@ -241,6 +244,25 @@ class RankChecker {
       problem(2, "/steps/" + std::to_string(l.step), piece_text(in.src, in.dst, in.offset, in.bytes) + " staged at offset " + std::to_string(off) +
                                                          " are never forwarded (" + std::to_string(l.remaining) + " bytes left)");
     }
+  }
+
+  // Rule 7 (declared figures), this rank's part: the staging area is what the staged steps use, as
+  // the executor allocates it at load. Its size is the end of the highest staged range, and that
+  // end is no more than the bytes the staged receives bring (a first-fit area never grows past
+  // them, passes/lower.cpp; gaps would be allocated for nothing). The format check put every range
+  // inside staging_bytes. The plan's part, its phase count, needs every rank (passes/verify.h).
+  void declared() {
+    Bytes used = 0, received = 0;
+    for (const Step& s : rs_.steps) {
+      if (s.buffer != Buffer::stage) continue;
+      used = std::max(used, s.stage_offset + s.bytes);
+      if (s.op == Op::recv) received = s.bytes > ~Bytes{0} - received ? ~Bytes{0} : received + s.bytes;
+    }
+    if (rs_.staging_bytes != used)
+      problem(7, "/staging_bytes", "staging_bytes " + std::to_string(rs_.staging_bytes) + " but the steps use at most " + std::to_string(used));
+    else if (used > received)
+      problem(7, "/staging_bytes", "staging_bytes " + std::to_string(rs_.staging_bytes) + " but the staged receives bring only " +
+                                       std::to_string(received) + " bytes (the staged ranges leave gaps)");
   }
 
   const RankSchedule& rs_;

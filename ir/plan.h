@@ -115,7 +115,7 @@ bool step_less(const Step& a, const Step& b);
 
 // One thing wrong with one rank's schedule. `place` is a JSON pointer into its rank file
 // ("/steps/4/phase", "/sends/0/1"); `rule` is 0 for a format problem, else the verifier's rule
-// it breaks (passes/verify.h: 1 delivery, 2 holding, 6 staging overlap).
+// it breaks (passes/verify.h: 1 delivery, 2 holding, 6 staging overlap, 7 declared figures).
 struct ScheduleProblem {
   int rule = 0;
   std::string place;
@@ -125,7 +125,7 @@ struct ScheduleProblem {
 // What to check beyond the format, and how many problems to collect before stopping.
 struct RankCheckOptions {
   bool tiling = true;     // rule 1, this rank's side: the pieces tile every message of sends and recvs once
-  bool staging = true;    // rules 2 and 6: staged sends forward bytes staged earlier; live ranges disjoint
+  bool staging = true;    // rules 2, 6, 7: staged sends forward bytes staged earlier; live ranges disjoint; staging_bytes is their end
   std::size_t max_problems = 1;
 };
 // What a plan reader checks: the format only, so that `commfit verify` can still read a plan
@@ -140,8 +140,8 @@ inline constexpr RankCheckOptions kFormatOnly{false, false, 1};
 // the self message into the receive buffer; only a message's src sends from its send buffer,
 // only its dst receives into its receive buffer; a rank never sends to itself), pieces of this
 // rank's own messages inside the sends or recvs entry, stage_offset on exactly the staged steps
-// and inside staging_bytes. The rule checks run only on a schedule whose format is sound.
-// Returns the problems found, empty when there are none.
+// and inside staging_bytes. The rule checks (1, 2, 6, and 7: staging_bytes is the highest staged range's
+// end, within the bytes staged) run only on a sound format. Returns the problems found, or none.
 std::vector<ScheduleProblem> check_rank_schedule(const RankSchedule& rs, const RankCheckOptions& options = {});
 
 }  // namespace commfit

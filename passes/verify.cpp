@@ -149,9 +149,12 @@ class PlanVerifier::Impl {
     // Rule 1: every byte of every message arrives in dst's receive buffer exactly once.
     for (const Gap& g : gaps_.take())
       problem("rule 1: " + piece_text(g.src, g.dst, g.offset, g.bytes) + (g.twice ? " arrive more than once" : " never arrive"));
-    // Rules 2 and 6, then rule 5.
+    // Rules 2, 6 and 7 of each rank, then rule 5, then rule 7 of the whole plan.
     for (const std::string& h : held_) problem(h);
     for (const std::string& h : memory_) problem(h);
+    if (mf_.phases != phases_used_)
+      problem("rule 7: phases " + std::to_string(mf_.phases) + " but the steps use at most " + std::to_string(phases_used_) +
+              " (the phases after the last step are empty on every rank)");
     return out;
   }
 
@@ -222,6 +225,7 @@ class PlanVerifier::Impl {
       else if (held_.size() < rules_.max_problems) held_.push_back("rule " + std::to_string(q.rule) + ": " + who + q.what);
     }
     if (!sound || rs.ranks != p_) return false;
+    if (!rs.steps.empty()) phases_used_ = std::max(phases_used_, rs.steps.back().phase + 1);   // steps in phase order
     // Staged pieces carry other ranks' messages: only the matrix knows their sizes.
     for (std::size_t k = 0; k < rs.steps.size(); ++k) {
       const Step& s = rs.steps[k];
@@ -488,6 +492,7 @@ class PlanVerifier::Impl {
   std::size_t count_ = 0;                       // rank schedules added
   std::vector<std::string> head_, format_;      // the manifest's problems; the ranks' format problems
   Bytes staging_max_ = 0;
+  Phase phases_used_ = 0;                       // rule 7: the most phases a rank's steps reach
   std::vector<std::uint32_t> row_at_, col_at_;  // the bound rank's row and column (bind())
   std::vector<std::vector<Kept>> kept_sends_, kept_recvs_;
   Cursors send_cursors_, recv_cursors_;
@@ -499,7 +504,7 @@ class PlanVerifier::Impl {
   Least<Excess, decltype(&by_phase_rank)> excess_out_, excess_in_;
   Least<Gap, bool (*)(const Gap&, const Gap&)> gaps_;
   std::uint64_t gap_seq_ = 0;
-  std::vector<std::string> held_, memory_;         // rule 2 and 6 problems, rule 5 problems, in rank order
+  std::vector<std::string> held_, memory_;         // rule 2, 6 and 7 problems, rule 5 problems, in rank order
 };
 
 PlanVerifier::PlanVerifier(const Manifest& manifest, const CommMatrix& m, const VerifyRules& rules, const MatrixColumns* columns,

@@ -6,8 +6,8 @@
 //     most one rank; all pieces between one pair in one phase form one message) or link rule
 //     (the node rule, and the routes of a phase's messages pairwise link-disjoint), as the plan claims;
 //  5. memory: per phase, bytes received <= free bytes at its start (when the matrix has limits);
-//  6. staging intervals of a rank do not overlap while live.
-// Plus the format-level checks: counts, fingerprint, phase and rank ranges, step order.
+//  6. staging intervals of a rank do not overlap while live; 7. declared figures: staging_bytes is what the
+//     staged steps use (ir/plan.h), phases end at the last used one. Plus format checks (counts, ranges, order).
 #pragma once
 
 #include "ir/plan.h"

@@ -370,24 +370,31 @@ CommState* state_of(MPI_Comm comm) {
     PMPI_Comm_dup(comm, &s->agree);
     if (!config.plan_file.empty()) {
       // The plan file serves this communicator when every rank reads its schedule for this size
-      // (agreed before the executor, which is collective, is built; it agrees on its own errors).
+      // (agreed before the executor, which is collective, is built) and the executor loads it with
+      // every check of Executor::load, the plan's recorded hash included (it agrees on its own
+      // errors). A plan for another size is passed over quietly; a plan refused is said.
+      bool other_size = false;
       try {
         std::string origin, error;
         commfit::RankSchedule rs;
         try {
           rs = commfit::exec::read_plan_rank(config.plan_file, s->rank, s->size, origin);
+          other_size = rs.ranks != s->size;
         } catch (const std::exception& e) {
           error = e.what();
         }
         commfit::exec::agree(s->agree, commfit::exec::Error::Kind::plan, error);
-        s->file_plan = std::make_unique<Executor>(Executor::from_schedule(rs, comm, config.options.exec, config.plan_file));
+        s->file_plan = std::make_unique<Executor>(Executor::load(config.plan_file, rs, comm, config.options.exec));
         s->file_sends.assign(static_cast<std::size_t>(s->size), 0);
         s->file_recvs.assign(static_cast<std::size_t>(s->size), 0);
         for (const auto& pb : rs.sends) s->file_sends[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
         for (const auto& pb : rs.recvs) s->file_recvs[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
       } catch (const std::exception& e) {
         s->file_plan.reset();
-        if (s->rank == 0 && config.verbose > 1) std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN not used on a %d-rank communicator: %s\n", s->size, e.what());
+        if (s->rank == 0 && other_size && config.verbose > 1)
+          std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN not used on a %d-rank communicator: %s\n", s->size, e.what());
+        else if (s->rank == 0 && !other_size && config.verbose > 0)
+          std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN refused on a %d-rank communicator (its calls go to MPI): %s\n", s->size, e.what());
       }
     }
   }

@@ -260,6 +260,32 @@ TEST_CASE("staged_bytes_never_forwarded") {
   CHECK(contains(alone(rs), " are never forwarded (400 bytes left)"));
 }
 
+// Rule 7: the staging area is what the staged steps use. Rank 1 of the fixture stages 600 + 400
+// bytes in [0, 1000).
+TEST_CASE("staging_bytes_beyond_the_steps") {
+  RankSchedule rs = fixture_plan().ranks[1];
+  REQUIRE(rs.staging_bytes == 1000);
+  rs.staging_bytes = Bytes{3} << 30;
+  CHECK(rule(rs) == 7);
+  CHECK(alone(rs) == "/staging_bytes: staging_bytes 3221225472 but the steps use at most 1000");
+  CHECK(read_back(rs) == "no error");
+  rs = fixture_plan().ranks[3];   // stages nothing
+  rs.staging_bytes = 1;
+  CHECK(alone(rs) == "/staging_bytes: staging_bytes 1 but the steps use at most 0");
+}
+
+TEST_CASE("staging_with_gaps") {
+  // The second piece and its forward moved far up, staging_bytes with them: every range is inside,
+  // nothing overlaps, but the area would be mostly unused.
+  RankSchedule rs = fixture_plan().ranks[1];
+  for (Step& s : rs.steps)
+    if (s.buffer == Buffer::stage && s.offset == 600) s.stage_offset = (Bytes{3} << 30) - 400;
+  rs.staging_bytes = Bytes{3} << 30;
+  CHECK(rule(rs) == 7);
+  CHECK(alone(rs) == "/staging_bytes: staging_bytes 3221225472 but the staged receives bring only 1000 bytes (the staged ranges leave gaps)");
+  CHECK(read_back(rs) == "no error");
+}
+
 TEST_CASE("rank_check_collects_up_to_the_cap") {
   RankSchedule rs = fixture_plan().ranks[3];
   for (Step& s : rs.steps) s.phase = 9;

@@ -174,6 +174,21 @@ TEST_CASE("verify_rule_6_staging_overlap") {
   CHECK(mentions(p, "rule 6: rank 1: phase 1: staging range [100, 500) overlaps a live staged piece"));
 }
 
+TEST_CASE("verify_rule_7_declared_figures") {
+  Fixture f;
+  const Plan plan = lower(f.s, f.m);
+  CHECK(verify(plan, f.m, {}).empty());
+  Plan bad = plan;
+  bad.ranks[1].staging_bytes = Bytes{3} << 30;
+  bad.manifest.staging_bytes_max = Bytes{3} << 30;
+  CHECK(verify(bad, f.m, {}) == std::vector<std::string>{"rule 7: rank 1: staging_bytes 3221225472 but the steps use at most 1000"});
+  bad = plan;
+  bad.manifest.phases = kMaxPhases;
+  for (RankSchedule& rs : bad.ranks) rs.phases = kMaxPhases;
+  CHECK(verify(bad, f.m, {}) ==
+        std::vector<std::string>{"rule 7: phases 16777216 but the steps use at most 3 (the phases after the last step are empty on every rank)"});
+}
+
 TEST_CASE("verify_format_checks") {
   Fixture f;
   const Plan plan = lower(f.s, f.m);

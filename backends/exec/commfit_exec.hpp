@@ -111,6 +111,9 @@ class Executor {
   // Loads this rank's schedule from `path`: a plan directory (reads rank-NNNNN.json only) or a
   // binary plan file (reads its own slice only). Collective over `comm`.
   static Executor load(const std::string& path, MPI_Comm comm, const Options& options = {});
+  // The same for this rank's schedule of the plan at `path`, read already (the PMPI interposer
+  // reads it first for its counts): every check of load, the plan's recorded hash included.
+  static Executor load(const std::string& path, const RankSchedule& schedule, MPI_Comm comm, const Options& options = {});
   // Same checks, from a schedule already in memory (made with make_plan, or by hand).
   static Executor from_schedule(const RankSchedule& schedule, MPI_Comm comm,
                                 const Options& options = {}, const std::string& origin = "schedule");

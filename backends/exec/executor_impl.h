@@ -43,7 +43,9 @@ struct CopyOp {
   Bytes bytes = 0;
 };
 
+// One phase in which this rank has steps (the others are not compiled).
 struct PhaseOps {
+  Phase phase = 0;
   std::uint32_t recv_begin = 0, recv_end = 0;   // non-paired receives, in `recvs`
   std::uint32_t send_begin = 0, send_end = 0;   // non-paired sends, in `sends`
   std::uint32_t pair_begin = 0, pair_end = 0;   // pairwise exchanges, in `pair_sends`/`pair_recvs`
@@ -81,14 +83,14 @@ struct Executor::Impl {
   std::uint32_t phases = 0;
 
   std::vector<std::int64_t> expect_send, expect_recv;   // dense row / column of COM, bytes
-  std::vector<PhaseOps> phase_ops;
+  std::vector<PhaseOps> phase_ops;   // the phases with steps on this rank, in order
   std::vector<NetOp> recvs, sends, pair_sends, pair_recvs, window;
   std::vector<CopyOp> copies;
   std::vector<PackOp> packs, unpacks;
   std::vector<char> stage;   // the plan's staging area, then the packing part (Options::coalesce)
 
   // Options::persistent: one persistent request per network op (pairs included, as a receive and a
-  // send), each phase's contiguous from persistent_begin[phase]; bound to the buffers and byte
+  // send), each phase's contiguous from persistent_begin[k] (k indexes phase_ops); bound to the buffers and byte
   // displacements of the call that made them (bound_*), and made again when a call differs.
   std::vector<MPI_Request> persistent;
   std::vector<std::uint32_t> persistent_begin;
@@ -111,7 +113,11 @@ struct Executor::Impl {
 
   ~Impl();
 
-  // Local checks of the schedule and compilation into the arrays above; throws InputError.
+  // Everything this rank can check of its schedule alone (ir/plan.h, rule 7 included), before
+  // anything is allocated for it; sets phases and fingerprint; throws InputError.
+  void check(const RankSchedule& rs);
+  // Compilation of a checked schedule into the arrays above: the only step that allocates in
+  // proportion to the figures the plan declares, so load runs it after every check.
   void compile(const RankSchedule& rs);
   // Per-peer hashes of the send and receive step sequences (size `size` each).
   void step_hashes(const RankSchedule& rs, std::vector<std::uint64_t>& send_hash,
@@ -134,7 +140,7 @@ struct Executor::Impl {
   // Persistent requests: (re)made for c's buffers when they are not bound to them already.
   void bind_persistent(const Call& c);
   void free_persistent();
-  void run_phase_persistent(Phase p, const PhaseOps& ph, const Call& c);
+  void run_phase_persistent(std::size_t k, const PhaseOps& ph, const Call& c);
 };
 
 // The datatype variant needs contiguous types: size == extent, lower bounds 0 (true ones too).
@@ -153,6 +159,8 @@ void agree(MPI_Comm comm, Error::Kind kind, const std::string& local_error);
 // directory or binary file at `path` (`origin` becomes the file read, for messages), and the
 // content hash the plan was written with (0: none).
 RankSchedule read_plan_rank(const std::string& path, int rank, int size, std::string& origin);
+// The file rank `rank`'s schedule is read from: its rank file in a plan directory, else `path`.
+std::string plan_rank_origin(const std::string& path, int rank, int size);
 std::uint64_t read_stored_plan_hash(const std::string& path);
 // Collective: rank 0 calls `stored` (the plan's recorded hash; none when empty or 0), every rank
 // adds its schedule's term (one MPI_Allreduce), and all throw the same Error when the sum differs.

@@ -15,6 +15,8 @@
 #include <new>
 #include <numeric>
 
+#include <unistd.h>
+
 namespace commfit::exec {
 
 // The cost model counts messages as the executor sends them by default (ir/network_sim.h).
@@ -22,7 +24,11 @@ static_assert(Options{}.coalesce == kCoalesceBytes, "the cost model's coalescing
 
 namespace {
 
-constexpr Bytes kMaxStagingBytes = Bytes{1} << 40;
+// The machine's physical memory: a staging area larger than it cannot be what a plan needs.
+Bytes physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<Bytes>(pages) * static_cast<Bytes>(page) : ~Bytes{0};
+}
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   for (int k = 0; k < 8; ++k) {
@@ -100,6 +106,19 @@ void check_same_plan(Executor::Impl& x) {
                    std::to_string(head[1]) + " phases): every rank must load the same plan");
 }
 
+// The plan's phase count is where the steps of its ranks end (rule 7, passes/verify.h): phases after
+// every rank's last step would be empty everywhere. One MPI_Allreduce, before anything is
+// allocated per phase; rank 0 explains (the ranks agreed on the phase count already).
+void check_phases_used(Executor::Impl& x, Phase used) {
+  Phase most = 0;
+  MPI_Allreduce(&used, &most, 1, MPI_UINT32_T, MPI_MAX, x.comm);
+  if (most == x.phases) return;
+  raise_agreed(x.comm, 0, Error::Kind::plan,
+               InputError(x.origin, "/phases", "phases " + std::to_string(x.phases) + " but the steps use at most " + std::to_string(most) +
+                                                   " (the phases after the last step are empty on every rank)")
+                   .what());
+}
+
 // Every rank's sends to j are, step for step, j's receives from it (one MPI_Alltoall).
 void check_consistency(Executor::Impl& x, const std::vector<std::uint64_t>& send_hash,
                        const std::vector<std::uint64_t>& recv_hash) {
@@ -132,23 +151,38 @@ Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
   agree(x->comm, Error::Kind::usage, check_options(options));
   check_same_options(*x);
 
+  // Every check comes before compile(), the only step that allocates in proportion to the figures
+  // a plan declares (its staging area, request window and phases): reading and checking cost what
+  // the file holds. Each check ends in an agreement, so a plan refused on one rank is refused on all.
+  RankSchedule rs;
   std::vector<std::uint64_t> send_hash, recv_hash;
   std::uint64_t rank_hash = 0;
+  Phase used = 0;
   std::string err;
   try {
-    const RankSchedule rs = read(x->rank, x->size, x->origin);
-    x->compile(rs);
+    rs = read(x->rank, x->size, x->origin);
+    x->check(rs);
+    used = rs.steps.empty() ? 0 : rs.steps.back().phase + 1;   // steps in phase order (check)
     x->step_hashes(rs, send_hash, recv_hash);
     rank_hash = rank_schedule_hash(rs);
+  } catch (const std::bad_alloc&) {
+    err = x->origin + ": out of memory while reading the schedule";
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  agree(x->comm, Error::Kind::plan, err);
+  check_same_plan(*x);
+  check_phases_used(*x, used);
+  check_plan_hash(x->comm, x->rank, rank_hash, origin, stored_hash);
+  if (options.check_consistency) check_consistency(*x, send_hash, recv_hash);
+  try {
+    x->compile(rs);
   } catch (const std::bad_alloc&) {
     err = x->origin + ": out of memory while loading the schedule";
   } catch (const std::exception& e) {
     err = e.what();
   }
   agree(x->comm, Error::Kind::plan, err);
-  check_same_plan(*x);
-  check_plan_hash(x->comm, x->rank, rank_hash, origin, stored_hash);
-  if (options.check_consistency) check_consistency(*x, send_hash, recv_hash);
   return Executor(std::move(x));
 }
 
@@ -170,7 +204,7 @@ Executor::Impl::~Impl() {
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
-void Executor::Impl::compile(const RankSchedule& rs) {
+void Executor::Impl::check(const RankSchedule& rs) {
   const std::string& f = origin;
   if (rs.ranks != size)
     throw InputError(f, "/ranks", "the plan is for " + std::to_string(rs.ranks) +
@@ -181,12 +215,18 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   phases = rs.phases;
   fingerprint = rs.matrix_fingerprint;
   // Everything this rank can check alone (ir/plan.h): the format, that the pieces tile its
-  // messages on both sides, and that staged bytes are held before they are forwarded. A schedule
-  // that passes cannot make the executor touch memory outside the user's segments or its staging area.
+  // messages on both sides, that staged bytes are held before they are forwarded, and that the
+  // staging area is what the staged steps use (rule 7). A schedule that passes cannot make the
+  // executor touch memory outside the user's segments or its staging area, nor allocate a staging
+  // area its steps do not fill.
   if (const auto problems = check_rank_schedule(rs); !problems.empty())
     throw InputError(f, problems[0].place, problems[0].what);
-  if (rs.staging_bytes > kMaxStagingBytes)
-    throw InputError(f, "/staging_bytes", std::to_string(rs.staging_bytes) + " bytes is more than the executor allocates");
+  if (const Bytes machine = physical_memory(); rs.staging_bytes > machine)
+    throw InputError(f, "/staging_bytes", "staging_bytes " + std::to_string(rs.staging_bytes) + " is more than this machine's memory (" +
+                                              std::to_string(machine) + " bytes)");
+}
+
+void Executor::Impl::compile(const RankSchedule& rs) {
   expect_send.assign(size, 0);
   expect_recv.assign(size, 0);
   for (const PeerBytes& x : rs.sends) expect_send[x.peer] = static_cast<std::int64_t>(x.bytes);
@@ -197,7 +237,7 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return step_less(rs.steps[a], rs.steps[b]); });
-  phase_ops.assign(phases, PhaseOps{});
+  phase_ops.clear();
   // Coalescing: the packed messages of a phase live in the staging area past the plan's own part,
   // the phase's sends first, then its receives; every phase reuses the same bytes.
   const Bytes pack_base = rs.staging_bytes;
@@ -242,13 +282,16 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   // ready message that never comes: no pairs there.
   const bool pair = options.pairwise && !windowed && options.protocol == Protocol::post_all;
   std::vector<NetOp> ph_recv, ph_send;
-  std::size_t busiest = 0, k = 0;
+  std::size_t busiest = 0, widest = 0, k = 0;
   stats = ExecStats{};
   stats.phases = phases;
   stats.staging_bytes = rs.staging_bytes;
   stats.window = cap;
-  for (Phase p = 0; p < phases; ++p) {
-    PhaseOps& po = phase_ops[p];
+  // Only the phases where this rank has steps are compiled: an empty phase costs nothing.
+  while (k < order.size()) {
+    const Phase p = rs.steps[order[k]].phase;
+    PhaseOps& po = phase_ops.emplace_back();
+    po.phase = p;
     ph_recv.clear();
     ph_send.clear();
     po.copy_begin = static_cast<std::uint32_t>(copies.size());
@@ -328,8 +371,11 @@ void Executor::Impl::compile(const RankSchedule& rs) {
     po.window_end = static_cast<std::uint32_t>(window.size());
     const std::size_t n = (po.recv_end - po.recv_begin) + (po.send_end - po.send_begin);
     busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n);
+    widest = std::max<std::size_t>(widest, po.window_end - po.window_begin);
   }
-  if (windowed) busiest = static_cast<std::size_t>(cap);
+  // A window holds at most the ops of its busiest phase: one larger than that never fills (the
+  // window's loop waits only once `cap` are in flight), so its requests are the steps' to bound.
+  if (windowed) busiest = std::min(static_cast<std::size_t>(cap), widest);
   stage.assign(rs.staging_bytes + pack_max, 0);
   stats.pack_bytes = pack_max;
   requests.assign(std::max<std::size_t>(busiest, 1), MPI_REQUEST_NULL);
@@ -352,14 +398,16 @@ void Executor::Impl::step_hashes(const RankSchedule& rs, std::vector<std::uint64
   }
 }
 
+std::string plan_rank_origin(const std::string& path, int rank, int size) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? (std::filesystem::path(path) / rank_file_name(rank, size)).string() : path;
+}
+
 RankSchedule read_plan_rank(const std::string& path, int rank, int size, std::string& origin) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    const fs::path file = fs::path(path) / rank_file_name(rank, size);
-    origin = file.string();
-    return read_rank_schedule(file);
-  }
+  origin = plan_rank_origin(path, rank, size);
+  if (fs::is_directory(path, ec)) return read_rank_schedule(origin);
   if (!fs::exists(path, ec)) throw InputError(path, "", "no such plan directory or binary plan file");
   return read_rank_schedule_binary(path, rank);
 }
@@ -397,6 +445,15 @@ void check_plan_hash(MPI_Comm comm, int rank, std::uint64_t rank_hash, const std
 Executor Executor::load(const std::string& path, MPI_Comm comm, const Options& options) {
   return build(comm, options, path, [&](int rank, int size, std::string& origin) { return read_plan_rank(path, rank, size, origin); },
                [&] { return read_stored_plan_hash(path); });   // rank 0, once every rank has read its schedule
+}
+
+Executor Executor::load(const std::string& path, const RankSchedule& schedule, MPI_Comm comm, const Options& options) {
+  return build(comm, options, path,
+               [&](int rank, int size, std::string& origin) {
+                 origin = plan_rank_origin(path, rank, size);
+                 return schedule;
+               },
+               [&] { return read_stored_plan_hash(path); });
 }
 
 Executor Executor::from_schedule(const RankSchedule& schedule, MPI_Comm comm, const Options& options,

@@ -177,9 +177,9 @@ void Executor::Impl::bind_persistent(const Call& c) {
   char* st = stage.data();
   auto recv_init = [&](const NetOp& op) { MPI_Recv_init(op_address(op, c, st), op.count, MPI_BYTE, op.peer, op.tag, comm, &persistent[n++]); };
   auto send_init = [&](const NetOp& op) { MPI_Send_init(op_address(op, c, st), op.count, MPI_BYTE, op.peer, op.tag, comm, &persistent[n++]); };
-  for (std::size_t p = 0; p < phase_ops.size(); ++p) {
-    const PhaseOps& ph = phase_ops[p];
-    persistent_begin[p] = n;
+  for (std::size_t k = 0; k < phase_ops.size(); ++k) {
+    const PhaseOps& ph = phase_ops[k];
+    persistent_begin[k] = n;
     for (std::uint32_t i = ph.recv_begin; i < ph.recv_end; ++i) recv_init(recvs[i]);
     for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) recv_init(pair_recvs[i]);
     for (std::uint32_t i = ph.send_begin; i < ph.send_end; ++i) send_init(sends[i]);
@@ -191,8 +191,8 @@ void Executor::Impl::bind_persistent(const Call& c) {
   bound = true;
 }
 
-void Executor::Impl::run_phase_persistent(Phase p, const PhaseOps& ph, const Call& c) {
-  const std::uint32_t first = persistent_begin[p], n = persistent_begin[p + 1] - first;
+void Executor::Impl::run_phase_persistent(std::size_t k, const PhaseOps& ph, const Call& c) {
+  const std::uint32_t first = persistent_begin[k], n = persistent_begin[k + 1] - first;
   if (n > 0) MPI_Startall(static_cast<int>(n), persistent.data() + first);
   run_copies(ph, c);
   if (n > 0) MPI_Waitall(static_cast<int>(n), persistent.data() + first, MPI_STATUSES_IGNORE);
@@ -203,15 +203,23 @@ void Executor::Impl::replay(const Call& c) {
   // replay into scratch buffers (which would only unbind them).
   const bool use_persistent = options.persistent && cap == 0 && !c.dry_sdispls;
   if (use_persistent) bind_persistent(c);
-  for (Phase p = 0; p < phases; ++p) {
-    const PhaseOps& ph = phase_ops[p];
+  auto run_phase = [&](std::size_t k) {
+    const PhaseOps& ph = phase_ops[k];
     run_packs(ph, c);
-    if (use_persistent) run_phase_persistent(p, ph, c);
+    if (use_persistent) run_phase_persistent(k, ph, c);
     else if (cap > 0) run_phase_window(ph, c);
     else if (options.protocol == Protocol::handshake) run_phase_handshake(ph, c);
     else run_phase_post_all(ph, c);
     run_unpacks(ph, c);
-    if (options.barrier) MPI_Barrier(comm);
+  };
+  if (!options.barrier) {
+    for (std::size_t k = 0; k < phase_ops.size(); ++k) run_phase(k);
+    return;
+  }
+  // Synchronous phases: every phase of the plan ends in a barrier, those without steps here too.
+  for (std::size_t p = 0, k = 0; p < phases; ++p) {
+    if (k < phase_ops.size() && phase_ops[k].phase == p) run_phase(k++);
+    MPI_Barrier(comm);
   }
 }
 

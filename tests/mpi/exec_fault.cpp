@@ -77,6 +77,46 @@ fs::path edited_window_plan(const std::string& name) {
   return dir;
 }
 
+// This process's peak resident set so far (VmHWM), in KiB.
+long peak_rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// A plan that declares more than its steps use: an honest plan of matrix_a, and the same with
+// `edit` applied, in the form `binary` asks for. Loads the honest one, then the edited one, which
+// must be refused: the refusal is raised again with how far this rank's peak resident set rose
+// above the honest load's, so that the test sees both (nothing above 1 MiB more may be allocated).
+void refused_within_1mib(const std::string& strategy, const std::function<void(Plan&)>& edit, bool binary) {
+  PlanOptions o;
+  o.strategy = strategy;
+  Plan plan = make_plan(matrix_a(size), o);
+  const fs::path honest = binary ? write_bin(plan, "honest.cfp") : write_dir(plan, "honest.plan");
+  edit(plan);
+  const fs::path edited = binary ? write_bin(plan, "edited.cfp") : write_dir(plan, "edited.plan");
+  { exec::Executor::load(honest.string(), MPI_COMM_WORLD); }
+  const long before = peak_rss_kib();
+  try {
+    exec::Executor::load(edited.string(), MPI_COMM_WORLD);
+  } catch (const exec::Error& e) {
+    const long grew = peak_rss_kib() - before;
+    throw exec::Error(e.kind(), e.first_rank(), std::string(e.what()) + " (peak RSS +" + std::to_string(grew) + " KiB over the honest plan's load: " +
+                                                    (grew <= 1024 ? "within 1 MiB)" : "MORE than 1 MiB)"));
+  }
+}
+void staging_3gib(Plan& plan) {   // rank 1's staging area, and the manifest's maximum with it
+  plan.ranks[1].staging_bytes = Bytes{3} << 30;
+  plan.manifest.staging_bytes_max = Bytes{3} << 30;
+}
+void phases_2e24(Plan& plan) {   // the phase count of the plan and of every rank
+  plan.manifest.phases = kMaxPhases;
+  for (RankSchedule& rs : plan.ranks) rs.phases = kMaxPhases;
+}
+void window_2e20(Plan& plan) { plan.ranks[1].max_outstanding = kMaxWindow; }   // rank 1's request window
+
 void execute_with(exec::Executor& ex, const CommMatrix& m, std::uint64_t iter = 0) {
   Buffers b = make_buffers(m, rank);
   fill_send(b, rank, iter);
@@ -226,6 +266,12 @@ const std::map<std::string, std::function<void()>> faults = {
     {"edited_window_migration", [] {   // the same plan loaded by the migration interface
        exec::Migration::load(edited_window_plan("m.plan").string(), MPI_COMM_WORLD);
      }},
+    {"staging_3gib", [] { refused_within_1mib("two-stage", staging_3gib, false); }},
+    {"staging_3gib_binary", [] { refused_within_1mib("two-stage", staging_3gib, true); }},
+    {"phases_2e24", [] { refused_within_1mib("two-stage", phases_2e24, false); }},
+    {"phases_2e24_binary", [] { refused_within_1mib("two-stage", phases_2e24, true); }},
+    {"window_2e20", [] { refused_within_1mib("throttled", window_2e20, false); }},
+    {"window_2e20_binary", [] { refused_within_1mib("throttled", window_2e20, true); }},
     {"missing_plan", [] { exec::Executor::load((scratch / "nothing.plan").string(), MPI_COMM_WORLD); }},
     {"bad_options", [] {
        exec::Options o;

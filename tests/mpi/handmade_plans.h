@@ -1,7 +1,7 @@
 // Plans built by hand, without the planner, so the executor is tested on shapes the planner may
 // never produce: a round-robin plan (phase k: every rank i sends to i + k + 1, pairwise exchanges
 // when 2(k + 1) == p) and a two-hop plan that forwards half of each message through an
-// intermediary's staging area (several pieces per peer and phase, staging reuse-free offsets).
+// intermediary's staging area (several pieces per peer and phase, staged end to end without reuse).
 #pragma once
 
 #include "ir/comm_matrix.h"
@@ -87,7 +87,7 @@ inline Plan two_hop_plan(const CommMatrix& m) {
     if (head > 0) add_transfer(plan, 0, i, j, i, j, 0, head);
     if (head == b) return;
     RankSchedule& mid = plan.ranks[k];
-    const Bytes at = mid.staging_bytes + 8;   // 8 unused bytes before each staged piece
+    const Bytes at = mid.staging_bytes;   // end to end: an unused gap would break rule 7 (ir/plan.h)
     mid.staging_bytes = at + (b - head);
     add_transfer(plan, 1, i, k, i, j, head, b - head, kNoStage, at);
     add_transfer(plan, 2, k, j, i, j, head, b - head, at, kNoStage);

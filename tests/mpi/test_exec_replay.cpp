@@ -192,8 +192,8 @@ void load_faults(Checker& chk, MPI_Comm comm, Rank p) {
          std::stable_sort(rs.steps.begin(), rs.steps.end(), step_less);
        }},
       {"overlaps a live staged piece", [&](RankSchedule& rs) {
-         // The two-hop plan leaves 8 unused bytes before each staged piece: move the second
-         // piece onto the first (both arrive in phase 1 and leave in phase 2).
+         // Move the two-hop plan's second staged piece onto the first (both arrive in phase 1
+         // and leave in phase 2).
          std::vector<Step*> in;
          for (Step& s : rs.steps)
            if (staged_recv(s)) in.push_back(&s);
