@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -205,6 +206,18 @@ void clean_stale_temps(const Directory& dir, const std::string& target) {
 
 TempSibling::TempSibling(const Directory& dir, const std::string& target, Kind kind, mode_t mode) : dir_(dir), target_(target), kind_(kind) {
   clean_stale_temps(dir, target);
+  // Interrupts wait while the temporary is created and its guard armed (a signal between the two
+  // would leave it behind); a pending one is delivered when the constructor returns or throws.
+  struct BlockInterrupts {
+    sigset_t old;
+    BlockInterrupts() {
+      sigset_t block;
+      sigemptyset(&block);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+      pthread_sigmask(SIG_BLOCK, &block, &old);
+    }
+    ~BlockInterrupts() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+  } const blocked;
   const std::string first = "." + target + ".tmp-" + process_tag();
   constexpr int kTries = 16;
   for (int attempt = 0; attempt < kTries && fd_ < 0; ++attempt) {

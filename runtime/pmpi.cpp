@@ -131,6 +131,7 @@ struct CommState {
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
   std::int64_t replays = 0, mpi_calls = 0;   // agreed calls replayed by a plan, and sent to MPI
+  std::size_t full_plans = 0;                // patterns planned in-job (not adapted), evicted ones too
   bool over_budget() const {
     return plan_seconds > config.plan_budget * call_seconds || totals.plan_seconds > config.plan_budget * totals.call_seconds;
   }
@@ -362,7 +363,8 @@ CommState* state_of(MPI_Comm comm) {
     // The job's planning budget spent on any rank: this communicator goes to MPI from the start
     // (one MPI_Allreduce on the communicator itself, in place of the duplicate and an agreement
     // per call; every rank is in this call, so the collective matches).
-    int spent = totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0, any = 0;
+    int spent = totals.planned >= static_cast<double>(config.max_plans) && totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0,
+        any = 0;
     PMPI_Allreduce(&spent, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) s->passthrough = true, ++totals.budget_stops;
   }
@@ -527,7 +529,10 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
         model = &other;
         break;
       }
-  if ((all[0] & 4) && !s->planning_stopped) {
+  // The budget binds an adaptation, and a new plan once the communicator has COMMFIT_MAX_PLANS
+  // (the first plans of a program are free: its calls so far are too few to measure them against).
+  const bool wants_plan = !p.executor && !p.failed && (model || p.calls >= config.threshold);
+  if ((all[0] & 4) && !s->planning_stopped && wants_plan && (model || s->full_plans >= config.max_plans)) {
     s->planning_stopped = true;
     ++totals.budget_stops;
     // Its plans serving fewer calls than MPI does, the agreement each call pays is not worth
@@ -581,7 +586,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     try {
       p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
       p.schedule = std::move(report.schedule);
-      ++s->planned, ++totals.planned;
+      ++s->planned, ++s->full_plans, ++totals.planned;
       totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
       if (config.verbose > 1 && world_rank == 0)
         std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",

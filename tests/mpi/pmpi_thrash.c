@@ -20,7 +20,7 @@ static int rank, size;
 static int count(int i, int j, int pat, int v) {
   if (i == j) return 0;
   if ((i * 5 + j * 3 + pat) % 3 == 0) return 0; /* the sparsity pattern */
-  return 16 + (i * 31 + j * 17 + v * 13) % 241;
+  return 16 + (i * 31 + j * 17 + v * 13 + pat * 7) % 241;
 }
 
 static uint64_t digest = 1469598103934665603ull;
