@@ -45,11 +45,17 @@ inline void add_transfer(Plan& plan, Phase phase, Rank from, Rank to, Rank src, 
   plan.ranks[to].steps.push_back(r);
 }
 
+// Steps in order, the staging maximum, and the phase count the steps use (rule 7, passes/verify.h):
+// a pattern without network messages leaves the phases of the plan's shape empty.
 inline void finish(Plan& plan) {
+  Phase used = 0;
   for (RankSchedule& rs : plan.ranks) {
     std::stable_sort(rs.steps.begin(), rs.steps.end(), step_less);
     plan.manifest.staging_bytes_max = std::max(plan.manifest.staging_bytes_max, rs.staging_bytes);
+    if (!rs.steps.empty()) used = std::max(used, rs.steps.back().phase + 1);
   }
+  plan.manifest.phases = used;
+  for (RankSchedule& rs : plan.ranks) rs.phases = used;
 }
 
 inline void add_copies(Plan& plan, const CommMatrix& m, Bytes piece = 0) {
