@@ -13,34 +13,35 @@
 // plan, or one beyond COMMFIT_MAX_PLANS. Because every decision follows the agreed signature, all
 // ranks always take the same path. The settings that decide it are compared at MPI_Init (a rank
 // that differs turns the interposer off everywhere); planning stops on a communicator once it
-// costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the agreement). With MPI_THREAD_MULTIPLE the interposer turns itself off and
-// says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+// costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the agreement), and a
+// communicator whose plans replay too few of its calls steps aside to MPI. With
+// MPI_THREAD_MULTIPLE the interposer turns itself off and says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
 #include "backends/atomic_output.h"
 #include "backends/exec/executor_impl.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
-#include "runtime/adapt.hpp"
-#include "runtime/in_job.hpp"
 #include "planner/near_miss.h"
 #include "planner/pipeline.h"
+#include "runtime/adapt.hpp"
+#include "runtime/in_job.hpp"
 #include "runtime/pmpi_signature.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cctype>
-#include <cinttypes>
-#include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <cmath>
-#include <cstring>
 #include <dlfcn.h>
 #include <unistd.h>
-#include <filesystem>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,7 @@ struct Inside {
 struct Totals {
   double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
   double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0;
-  double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0;
+  double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0, stepped_aside = 0;
   std::string chosen;   // the last planned pattern's strategy, for the summary
 };
 Totals totals;
@@ -130,8 +131,9 @@ struct CommState {
   // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
-  std::int64_t replays = 0, mpi_calls = 0;   // agreed calls replayed by a plan, and sent to MPI
-  std::size_t full_plans = 0;                // patterns planned in-job (not adapted), evicted ones too
+  std::int64_t replays = 0;                  // agreed calls replayed by a plan (a file's included)
+  std::int64_t window_replays = 0;           // `replays` when the current window of calls began
+  std::uint64_t agreed_calls = 0;
   bool over_budget() const {
     return plan_seconds > config.plan_budget * call_seconds || totals.plan_seconds > config.plan_budget * totals.call_seconds;
   }
@@ -222,12 +224,13 @@ bool yes_no(const char* name) {
   throw commfit::UsageError(std::string(name) + "=" + env(name) + ": expected 0 or 1 (off/on, no/yes)");
 }
 
-double number(const char* name, double lo) {
+// A finite number >= lo (a whole lo: 0 or 1 here).
+double number(const char* name, int lo) {
   const char* v = env(name);
   char* end = nullptr;
   const double x = std::strtod(v, &end);
   if (*end != '\0' || !(x >= lo) || !std::isfinite(x))
-    throw commfit::UsageError(std::string(name) + "=" + v + ": expected a number >= " + (lo == 0 ? "0" : "1"));
+    throw commfit::UsageError(std::string(name) + "=" + v + ": expected a number >= " + std::to_string(static_cast<int>(lo)));
   return x;
 }
 
@@ -363,8 +366,7 @@ CommState* state_of(MPI_Comm comm) {
     // The job's planning budget spent on any rank: this communicator goes to MPI from the start
     // (one MPI_Allreduce on the communicator itself, in place of the duplicate and an agreement
     // per call; every rank is in this call, so the collective matches).
-    int spent = totals.planned >= static_cast<double>(config.max_plans) && totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0,
-        any = 0;
+    int spent = totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0, any = 0;
     PMPI_Allreduce(&spent, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) s->passthrough = true, ++totals.budget_stops;
   }
@@ -481,7 +483,26 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
                            mix(z + r2)};
   std::uint64_t all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, s->agree);
-  ++s->calls;
+  ++s->calls, ++s->agreed_calls;
+  // Pays or steps aside: every window of agreed calls, a communicator whose plans replayed fewer
+  // than a quarter of them (patterns that never settle, or not planned) goes to MPI from then on,
+  // with no agreement. The counts are agreed, so every rank steps aside at the same call.
+  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
+  if (s->agreed_calls % window == 0) {
+    const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
+    s->window_replays = s->replays;
+    if (aside) {
+      ++totals.stepped_aside;
+      if (config.verbose > 1 && s->rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
+                     s->size, window);
+      s->passthrough = true;
+      s->last = nullptr;
+      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
+      ++totals.to_mpi;
+      return to_mpi();
+    }
+  }
   if (all[0] & 1) {
     ++totals.not_eligible;
     return to_mpi();
@@ -489,7 +510,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   if (!(all[0] & 2)) {   // the plan file's pattern, on every rank
     try {
       s->file_plan->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      ++totals.replayed, ++totals.from_file;
+      ++totals.replayed, ++totals.from_file, ++s->replays;
       return MPI_SUCCESS;
     } catch (const std::exception& e) {
       say("commfit-pmpi: the COMMFIT_PLAN replay failed (%s); it is not used again\n", e.what());
@@ -529,26 +550,13 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
         model = &other;
         break;
       }
-  // The budget binds an adaptation, and a new plan once the communicator has COMMFIT_MAX_PLANS
-  // (the first plans of a program are free: its calls so far are too few to measure them against).
-  const bool wants_plan = !p.executor && !p.failed && (model || p.calls >= config.threshold);
-  if ((all[0] & 4) && !s->planning_stopped && wants_plan && (model || s->full_plans >= config.max_plans)) {
+  // Planning over budget (agreed): no more planning on this communicator.
+  if ((all[0] & 4) && !s->planning_stopped && !p.executor && !p.failed && (model || p.calls >= config.threshold)) {
     s->planning_stopped = true;
     ++totals.budget_stops;
-    // Its plans serving fewer calls than MPI does, the agreement each call pays is not worth
-    // keeping: the communicator steps aside (every rank at this call: the counts are agreed).
-    const bool aside = s->replays <= s->mpi_calls;
     if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
       std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
-                           "(COMMFIT_PLAN_BUDGET=%g); %s\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget,
-                   aside ? "its calls go to MPI from now on" : "its plans are kept, its new patterns go to MPI");
-    if (aside) {
-      s->passthrough = true;
-      s->last = nullptr;
-      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
-      ++totals.to_mpi;
-      return to_mpi();
-    }
+                           "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
   }
   const bool plan_now = !p.executor && !p.failed && !s->planning_stopped && (model || p.calls >= config.threshold);
   if (plan_now && s->planned >= config.max_plans) {
@@ -586,7 +594,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     try {
       p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
       p.schedule = std::move(report.schedule);
-      ++s->planned, ++s->full_plans, ++totals.planned;
+      ++s->planned, ++totals.planned;
       totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
       if (config.verbose > 1 && world_rank == 0)
         std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
@@ -616,7 +624,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   const double t = PMPI_Wtime();
   const int rc = to_mpi();
   (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += PMPI_Wtime() - t;
-  ++p.mpi_calls, ++totals.to_mpi, ++s->mpi_calls;
+  ++p.mpi_calls, ++totals.to_mpi;
   return rc;
 }
 
@@ -636,16 +644,17 @@ int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sen
 
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
-  double counts[14] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
+  double counts[15] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
                        totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
-                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops};
+                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
+                       totals.stepped_aside};
   // Time saved is measured: each pattern's MPI time per call before it was planned, times its
   // replays, less the replays' time and less all the time spent planning.
   double times[2] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds};
-  double max_counts[14], sum_times[2];
+  double max_counts[15], sum_times[2];
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  PMPI_Reduce(counts, max_counts, 14, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(counts, max_counts, 15, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   PMPI_Reduce(times, sum_times, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   std::fprintf(stderr,
@@ -653,12 +662,12 @@ void print_summary() {
                "last pattern (%.0f tries missed), %.0f to MPI, %.0f not eligible; "
                "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
                "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning stopped on %.0f communicators "
-               "(COMMFIT_PLAN_BUDGET); time saved per rank %+.3f ms "
+               "(COMMFIT_PLAN_BUDGET), %.0f stepped aside to MPI (their plans replayed too few calls); time saved per rank %+.3f ms "
                "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time and the "
                "planning time)\n",
                max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[6], max_counts[7], max_counts[0], max_counts[1],
                totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
-               max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], 1e3 * sum_times[1] / size);
+               max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], max_counts[14], 1e3 * sum_times[1] / size);
 }
 
 // Detach every state still on a communicator (its delete callback retires it), then tell.

@@ -15,14 +15,7 @@ set(mpirun ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
 # Under the sanitizers the preloaded library comes before the ASan runtime the program links.
 set(asan "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0")
 
-function(run what out err)
-  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 280)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what}: exit ${rc}\n${o}\n${e}")
-  endif()
-  set(${out} "${o}" PARENT_SCOPE)
-  set(${err} "${e}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/pmpi_run.cmake)
 
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${asan} ${mpirun} ${EXE} ${iterations} ${MODE})
 run("LD_PRELOAD" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_RECORD=${WORK}/recorded

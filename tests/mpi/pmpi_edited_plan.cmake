@@ -11,14 +11,8 @@ file(MAKE_DIRECTORY ${WORK})
 set(iterations 12)
 set(mpirun ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
 
-function(run what out err)
-  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 120)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what}: exit ${rc}\n${o}\n${e}")
-  endif()
-  set(${out} "${o}" PARENT_SCOPE)
-  set(${err} "${e}" PARENT_SCOPE)
-endfunction()
+set(run_timeout 120)
+include(${CMAKE_CURRENT_LIST_DIR}/pmpi_run.cmake)
 
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${mpirun} ${EXE} ${iterations} ${MODE})
 run("record" recorded recorded_err ${CMAKE_COMMAND} -E env COMMFIT_RECORD=${WORK}/recorded

@@ -13,14 +13,8 @@ set(asan "ASAN_OPTIONS=detect_leaks=0")
 math(EXPR others "${NP} - 1")
 math(EXPR last "${NP} - 1")
 
-function(run what out err)
-  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 60)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what}: exit ${rc} (a hang ends at 60 s)\n${o}\n${e}")
-  endif()
-  set(${out} "${o}" PARENT_SCOPE)
-  set(${err} "${e}" PARENT_SCOPE)
-endfunction()
+set(run_timeout 60)
+include(${CMAKE_CURRENT_LIST_DIR}/pmpi_run.cmake)
 
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${asan} ${mpirun} -np ${NP} ${EXE} ${iterations} ${mode})
 
