@@ -1,8 +1,11 @@
 // Pattern reuse (runtime/adapt.hpp): a plan's structure with new sizes, priced against re-planning.
 #include "runtime/adapt.hpp"
 
+#include "backends/exec/executor_impl.h"
+
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace commfit::exec {
@@ -95,6 +98,20 @@ std::optional<RankSchedule> adapt_schedule(const RankSchedule& old, const std::i
 Executor adapt_or_plan(MPI_Comm comm, const RankSchedule& old, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
                        const std::string& fingerprint, const InJobOptions& options, double slack, AdaptReport* report) {
   const double start = MPI_Wtime();
+  // The counts must be one MPI_Alltoallv's (what each rank sends j is what j expects from it), or
+  // the adapted schedules would disagree and load would blame the plan: one MPI_Alltoall of the
+  // send counts, each rank comparing what it is sent with what it expects.
+  int size = 0, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::int64_t> sent_to_me(static_cast<std::size_t>(size));
+  MPI_Alltoall(sendbytes, 1, MPI_INT64_T, sent_to_me.data(), 1, MPI_INT64_T, comm);
+  std::string mismatch;
+  for (int i = 0; i < size && mismatch.empty(); ++i)
+    if (sent_to_me[static_cast<std::size_t>(i)] != recvbytes[i])
+      mismatch = "rank " + std::to_string(i) + " sends " + std::to_string(sent_to_me[static_cast<std::size_t>(i)]) + " bytes to rank " +
+                 std::to_string(rank) + ", which expects " + std::to_string(recvbytes[i]) + ": the counts are not one MPI_Alltoallv's";
+  agree(comm, Error::Kind::counts, mismatch);
   std::optional<RankSchedule> adapted = adapt_schedule(old, sendbytes, recvbytes, fingerprint);
   // One MPI_MAX over [new phase maxima | old phase maxima | new h, t | old h, t | cannot adapt].
   const std::size_t P = old.phases;
