@@ -123,6 +123,7 @@ struct CommState {
   Pattern* last = nullptr;                       // the last pattern replayed: tried first
   bool missed = false;                           // the last try missed: do not try on the next call
   std::vector<int> poison;                       // counts no plan has (-1): a certain miss
+  std::vector<char> kept;                        // a speculative try's receive segments, as they were
   std::unique_ptr<Executor> file_plan;           // COMMFIT_PLAN, when it is a plan for this size
   std::vector<std::int64_t> file_sends, file_recvs;
   commfit::pmpi::CountView view;                 // this rank's counts, as of its last eligible call
@@ -456,6 +457,19 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   if (try_last) {
     Pattern& p = *s->last;
     if (!local_ok && s->poison.empty()) s->poison.assign(static_cast<std::size_t>(s->size), -1);
+    // Native MPI writes only what is sent; a try that misses may have filled receive positions that
+    // the call done again below leaves alone (a peer whose counts no longer match sends scratch
+    // bytes at the plan's sizes; in an erroneous program it sends fewer than expected). So this
+    // rank's receive segments are kept, and put back on a miss before the call is done again.
+    int keep_size = 0;
+    const bool keep = local_ok && commfit::exec::contiguous(rtype, &keep_size);
+    if (keep) {
+      s->kept.clear();
+      for (int j = 0; j < s->size; ++j) {
+        const char* at = static_cast<const char*>(recvbuf) + std::int64_t{rdispls[j]} * keep_size;
+        s->kept.insert(s->kept.end(), at, at + std::max<std::int64_t>(0, std::int64_t{rcounts[j]} * keep_size));
+      }
+    }
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, local_ok ? scounts : s->poison.data(), sdispls, stype, recvbuf, rcounts, rdispls, rtype);
@@ -466,6 +480,12 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     } catch (const commfit::exec::Error&) {
       ++totals.missed;
       s->missed = true;
+      std::size_t from = 0;
+      for (int j = 0; keep && j < s->size; ++j) {
+        const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(0, std::int64_t{rcounts[j]} * keep_size));
+        std::memcpy(static_cast<char*>(recvbuf) + std::int64_t{rdispls[j]} * keep_size, s->kept.data() + from, n);
+        from += n;
+      }
     }
   }
   // This rank's view: can it take commfit's path, and its counts' hash.

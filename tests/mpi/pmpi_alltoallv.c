@@ -5,6 +5,8 @@
  *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change
  * "change" switches to a second pattern half way, and back to the first at three quarters;
  * "resize" does the same with the first pattern's nonzeros at other sizes (pattern reuse).
+ * "short" is an erroneous program: in its last quarter rank 0 sends the first rank it sends to one
+ * int fewer than that rank expects (MPI delivers what was sent and leaves the last int alone; so must the interposer).
  * Prints, per rank, a digest of every receive buffer of every call (gaps included). */
 #include <mpi.h>
 
@@ -40,8 +42,13 @@ static void alltoallv_round(MPI_Comm comm, int which, int iter) {
   int* rc = malloc(sizeof(int) * p);
   int* rd = malloc(sizeof(int) * p);
   int st = 0, rt = 0;
+  const int short_by_one = which == 4;
+  if (which == 4) which = 0;
+  int short_peer = -1; /* "short": the first rank rank 0 sends to */
+  for (int j = 1; short_by_one && short_peer < 0 && j < p; ++j)
+    if (count(0, 0, j, p) > 0) short_peer = j;
   for (int j = 0; j < p; ++j) {
-    sc[j] = count(which, rank, j, p);
+    sc[j] = count(which, rank, j, p) - (rank == 0 && j == short_peer);
     rc[j] = count(which, j, rank, p);
     sd[j] = st;
     rd[j] = rt;
@@ -145,11 +152,12 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const int iterations = argc > 1 ? atoi(argv[1]) : 20;
   const int change = argc > 2 && strcmp(argv[2], "change") == 0 ? 1 : argc > 2 && strcmp(argv[2], "resize") == 0 ? 2 : 0;
+  const int short_end = argc > 2 && strcmp(argv[2], "short") == 0;
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   MPI_Comm graph = neighbour_graph();
   for (int it = 0; it < iterations; ++it) {
-    const int which = it == iterations / 4 ? 3 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
+    const int which = it == iterations / 4 ? 3 : short_end && it >= 3 * iterations / 4 ? 4 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
     alltoallv_round(MPI_COMM_WORLD, which, it);
     alltoallv_round(half, 0, it);
     if (it % 4 == 0) alltoall_round(MPI_COMM_WORLD, it);
