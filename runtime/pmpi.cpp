@@ -1,21 +1,32 @@
 // libcommfit_pmpi.so: MPI_Alltoallv (MPI_Alltoall, MPI_Neighbor_alltoallv, and the Fortran MPI_ALLTOALLV and MPI_ALLTOALL) through commfit without a code change
 // (docs/EXECUTOR.md, "The PMPI interposer"). Load it with LD_PRELOAD, or link it before MPI.
 //
-// Every intercepted call first agrees, with one small MPI_Allreduce on a private duplicate of the
-// communicator, on whether every rank can take commfit's path and on a 128-bit signature of the
-// whole count matrix (each rank folds a hash of its own byte counts into it). A signature seen
-// COMMFIT_THRESHOLD times is planned in-job (runtime/in_job.hpp) and its executor cached on the
-// communicator; from then on that pattern is replayed. A new signature whose sparsity pattern (a
-// second agreed signature, of where the counts are nonzero) is a planned one's is adapted at once
-// from that plan (runtime/adapt.hpp), or re-planned when the cost model says the adapted plan is
-// too far off. Any other call goes to PMPI untouched:
-// MPI_IN_PLACE, non-contiguous datatypes, intercommunicators, one rank, a pattern that failed to
-// plan, or one beyond COMMFIT_MAX_PLANS. Because every decision follows the agreed signature, all
-// ranks always take the same path. The settings that decide it are compared at MPI_Init (a rank
-// that differs turns the interposer off everywhere); planning stops on a communicator once it
-// costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the agreement), and a
-// communicator whose plans replay too few of its calls steps aside to MPI. With
-// MPI_THREAD_MULTIPLE the interposer turns itself off and says so. MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+// No intercepted call waits for a collective of the interposer's own (the lagged path, the
+// default). Each call runs what every rank already agreed on: MPI, or a cached whole and direct
+// plan replayed with the call's own counts (Executor::execute_sized: both ends of every message
+// know its size, so any counts that are MPI's are replayed right). When the call ends, each rank
+// starts an MPI_Iallreduce on a private duplicate of the communicator with a 128-bit signature of
+// the whole count matrix (each rank folds a hash of its own byte counts into it), a signature of
+// where the counts are nonzero, and its time in the call; the next call completes it, long done,
+// and every rank takes the same decisions from it: a signature seen COMMFIT_THRESHOLD times is
+// planned in-job (runtime/in_job.hpp) and its executor cached on the communicator; the plan
+// replays the next calls (those of other sizes of its sparsity pattern too); a plan measured
+// slower than MPI_Alltoallv on its pattern (the slowest rank's times) is dropped for MPI. A plan
+// that forwards pieces (two-stage, node-aware, parked or split) cannot replay counts other than
+// its own without an agreement: a communicator that gets one agrees on every call from then on,
+// as COMMFIT_CHECK=1 makes every communicator do (the checking mode): one small MPI_Allreduce per
+// call decides whether every rank can take commfit's path and which pattern it is; a pattern whose
+// sparsity is a planned one's is adapted from that plan (runtime/adapt.hpp), or re-planned when
+// the cost model says the adapted plan is too far off. Calls go to PMPI untouched for
+// MPI_IN_PLACE, intercommunicators and one rank (and in the checking mode non-contiguous datatypes,
+// a pattern that failed to plan, or one beyond COMMFIT_MAX_PLANS). Because every decision follows
+// agreed values, all ranks always take the same path. The settings that decide it are compared at
+// MPI_Init (a rank that differs turns the interposer off everywhere); planning stops on a
+// communicator once it costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the
+// agreement), and a communicator whose plans replay too few of its calls steps aside to MPI with
+// no agreement at all. With MPI_THREAD_MULTIPLE the interposer turns itself off and says so.
+// MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+
 #include "backends/atomic_output.h"
 #include "backends/exec/executor_impl.h"
 #include "ir/error.h"
@@ -57,7 +68,8 @@ struct Config {
   std::size_t max_plans = 8;      // COMMFIT_MAX_PLANS: planned patterns per communicator (then the
                                   // least recently used one's plan is dropped)
   bool adapt = true;              // COMMFIT_ADAPT: reuse a plan for new sizes of its pattern
-  bool speculate = false;         // COMMFIT_SPECULATE: try the last pattern before agreeing
+  bool check = false;             // COMMFIT_CHECK: agree on every call (the checking mode)
+  bool speculate = false;         // COMMFIT_SPECULATE: try the last pattern before agreeing (checking mode)
   double slack = 1.25;            // COMMFIT_ADAPT_SLACK: adapted estimate / LB at most this x the plan's
   std::string plan_file;          // COMMFIT_PLAN: a plan made by `commfit plan`, used where it fits
   std::string record;             // COMMFIT_RECORD: directory for every pattern's matrix
@@ -82,7 +94,7 @@ struct Inside {
 // What one rank saw, summed over its communicators (those freed, and at MPI_Finalize the rest).
 struct Totals {
   double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
-  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0;
+  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0, mpi_kept = 0, other_counts = 0;
   double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0, stepped_aside = 0;
   std::string chosen;   // the last planned pattern's strategy, for the summary
 };
@@ -104,12 +116,17 @@ struct Pattern {
   std::unique_ptr<Executor> executor;
   commfit::RankSchedule schedule;    // this rank's part of the plan, for adapting it
   bool failed = false;               // planning or a replay failed: always MPI from now on
+  bool mpi_kept = false;             // its plan measured slower than MPI here: MPI from now on
   // MPI's time per call of this pattern is measured on the calls before it is planned, leaving out
   // the first (it pays MPI's connection set-up) unless it is the only one.
   double first_mpi_seconds = 0, mpi_seconds = 0, replay_seconds = 0;
   std::int64_t mpi_calls = 0, replays = 0;
   double mpi_per_call() const {
     return mpi_calls > 1 ? mpi_seconds / static_cast<double>(mpi_calls - 1) : first_mpi_seconds;
+  }
+  double first_replay_seconds = 0;   // the lagged path's first replay (the others are in replay_seconds)
+  double replay_per_call() const {
+    return replays > 1 ? replay_seconds / static_cast<double>(replays - 1) : first_replay_seconds;
   }
 };
 
@@ -132,6 +149,16 @@ struct CommState {
   // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
+  // The lagged path: the agreement of the last call (started when it ended, completed when the
+  // next call begins), what that call ran, and what every rank runs on the next one.
+  MPI_Request pending = MPI_REQUEST_NULL;
+  std::uint64_t lag_mine[6] = {}, lag_all[6] = {};
+  Executor* current = nullptr;                   // the plan the next call replays; null: MPI
+  Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
+  Executor* ran = nullptr;                       // what the last call replayed (null: MPI)
+  bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
+  std::vector<std::int64_t> sized[4];            // a sized call's send and receive bytes and byte displacements
+  std::vector<char> packed_send, packed_recv;    // non-contiguous datatypes, packed and unpacked around a replay
   std::int64_t replays = 0;                  // agreed calls replayed by a plan (a file's included)
   std::int64_t window_replays = 0;           // `replays` when the current window of calls began
   std::uint64_t agreed_calls = 0;
@@ -161,6 +188,7 @@ std::vector<std::pair<MPI_Comm, CommState*>> live;   // for MPI_Finalize: the st
 MPI_Op fold_op = MPI_OP_NULL;
 
 void retire(CommState* s) {
+  if (s->pending != MPI_REQUEST_NULL) PMPI_Wait(&s->pending, MPI_STATUS_IGNORE);   // every rank has it pending
   for (auto& [sig, p] : s->patterns) {
     if (p.replays > 0 && p.mpi_calls > 0) totals.saved_seconds += static_cast<double>(p.replays) * p.mpi_per_call() - p.replay_seconds;
     p.executor.reset();   // frees the executor's duplicate
@@ -180,12 +208,14 @@ int delete_state(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// v[0]: OR of flags; v[1..4]: XOR of the ranks' parts of the two signatures.
+// v[0]: OR of flags; v[1..4]: XOR of the ranks' parts of the two signatures; v[5] (the lagged
+// path's): the largest of the ranks' call times, doubles >= 0, whose bits order as integers do.
 void fold(void* in, void* inout, int* len, MPI_Datatype*) {
   const auto* a = static_cast<const std::uint64_t*>(in);
   auto* b = static_cast<std::uint64_t*>(inout);
   b[0] |= a[0];
-  for (int k = 1; k < *len; ++k) b[k] ^= a[k];
+  for (int k = 1; k < std::min(*len, 5); ++k) b[k] ^= a[k];
+  if (*len > 5) b[5] = std::max(a[5], b[5]);
 }
 
 void say(const char* fmt, const std::string& text) {
@@ -195,7 +225,7 @@ void say(const char* fmt, const std::string& text) {
 // The interposer's variables. Every rank must see the same values (COMMFIT_VERBOSE excepted): they
 // decide which collectives each call makes, so MPI_Init compares them (settings_agree).
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
-                                      "COMMFIT_ADAPT_SLACK", "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
+                                      "COMMFIT_ADAPT_SLACK", "COMMFIT_CHECK",     "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
                                       "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
                                       "COMMFIT_NETWORK"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
@@ -258,6 +288,7 @@ void read_config() {
     if (env("COMMFIT_THRESHOLD")) config.threshold = static_cast<int>(whole("COMMFIT_THRESHOLD", 1, 1000000000));
     if (env("COMMFIT_MAX_PLANS")) config.max_plans = static_cast<std::size_t>(whole("COMMFIT_MAX_PLANS", 1, 1000000));
     if (env("COMMFIT_ADAPT")) config.adapt = yes_no("COMMFIT_ADAPT");
+    if (env("COMMFIT_CHECK")) config.check = yes_no("COMMFIT_CHECK");
     if (env("COMMFIT_SPECULATE")) config.speculate = yes_no("COMMFIT_SPECULATE");
     if (env("COMMFIT_ADAPT_SLACK")) config.slack = number("COMMFIT_ADAPT_SLACK", 1);
     if (env("COMMFIT_PLAN_BUDGET")) config.plan_budget = number("COMMFIT_PLAN_BUDGET", 0);
@@ -394,6 +425,9 @@ CommState* state_of(MPI_Comm comm) {
         s->file_recvs.assign(static_cast<std::size_t>(s->size), 0);
         for (const auto& pb : rs.sends) s->file_sends[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
         for (const auto& pb : rs.recvs) s->file_recvs[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
+        // A plan that forwards pieces replays its own counts only: the calls agree (whole_direct
+        // is agreed at load).
+        if (!s->file_plan->whole_direct()) s->agreed_only = true;
       } catch (const std::exception& e) {
         s->file_plan.reset();
         if (s->rank == 0 && other_size && config.verbose > 1)
@@ -433,17 +467,297 @@ void record_matrix(const commfit::CommMatrix& m, int ranks, std::uint64_t signat
   commfit::write_file_atomic(commfit::matrix_json(m), *dir, name, 0600);
 }
 
+// The pattern of an agreed call (v: the agreement's words), made on its first call: counted, and
+// its matrix recorded (COMMFIT_RECORD; collective). `is_new` says it was made.
+Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
+  const Signature sig{v[1], v[2]};
+  auto [it, made] = s->patterns.try_emplace(sig);
+  is_new = made;
+  Pattern& p = it->second;
+  p.last_use = s->calls;
+  ++p.calls;
+  if (!is_new) return p;
+  p.structure = {v[3], v[4]};
+  // Sizes that never repeat must not grow the table without bound: past 1024 signatures, forget
+  // those without a plan (the same ones on every rank).
+  if (s->patterns.size() > 1024)
+    for (auto k = s->patterns.begin(); k != s->patterns.end();)
+      k = !k->second.executor && &k->second != &p ? s->patterns.erase(k) : std::next(k);
+  ++totals.patterns;
+  if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
+  if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
+    try {
+      const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
+      if (s->rank == 0) record_matrix(m, s->size, sig.a);
+    } catch (const std::exception& e) {
+      say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
+    }
+  }
+  return p;
+}
+
+// Plans pattern `p` (signature `sig`) from this rank's counts as of its last call (s->view): adapted
+// from `model`'s plan when there is one, else planned in-job; first drops the least recently used
+// plan when COMMFIT_MAX_PLANS are cached. Collective: every rank calls it in the same call. Its time,
+// failed or not, counts against the planning budget.
+void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p, const Pattern* model, CallClock& clock) {
+  if (s->planned >= config.max_plans) {
+    // Make room: drop the least recently used plan (the same one on every rank).
+    Pattern* lru = nullptr;
+    for (auto& [other_sig, other] : s->patterns)
+      if (other.executor && &other != model && (!lru || other.last_use < lru->last_use)) lru = &other;
+    if (lru) {
+      lru->executor.reset();
+      lru->schedule = {};
+      if (s->last == lru) s->last = nullptr;
+      if (s->current_pattern == lru) s->current = nullptr, s->current_pattern = nullptr;
+      --s->planned, ++totals.evicted;
+    }
+  }
+  const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
+  if (model && s->planned < config.max_plans) {
+    commfit::exec::AdaptReport report;
+    try {
+      char fingerprint[80];
+      std::snprintf(fingerprint, sizeof fingerprint, "sha256:%016" PRIx64 "%016" PRIx64 "%032x", sig.a, sig.b, 0u);
+      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
+                                                                           config.options, config.slack, &report));
+      p.schedule = std::move(report.schedule);
+      ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
+      if (config.verbose > 1 && world_rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: new sizes of a planned %d-rank pattern: %s (estimate / LB %.3f, the plan's %.3f), %.4f s\n", s->size,
+                     report.adapted ? "adapted" : ("re-planned: " + report.why).c_str(), report.new_ratio, report.old_ratio, report.seconds);
+    } catch (const std::exception& e) {
+      p.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: adapting a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+  } else if (s->planned < config.max_plans) {
+    commfit::exec::InJobReport report;
+    try {
+      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
+      p.schedule = std::move(report.schedule);
+      ++s->planned, ++totals.planned;
+      totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
+      if (config.verbose > 1 && world_rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
+                     s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+    } catch (const std::exception& e) {
+      p.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+  }
+  clock.planned(PMPI_Wtime() - plan_start);
+}
+
+// The lagged path, when a call begins: completes the last call's agreement (started when that call
+// ended, so it is done unless the program called again at once) and takes from it, on every rank
+// alike, the decisions of this call: the pattern's count and measured time, step aside, plan, and
+// which plan (or MPI) this call runs.
+void settle(MPI_Comm comm, CommState* s, CallClock& clock) {
+  if (s->pending == MPI_REQUEST_NULL) return;
+  PMPI_Wait(&s->pending, MPI_STATUS_IGNORE);
+  const std::uint64_t* all = s->lag_all;
+  double slowest = 0;   // the slowest rank's time in the last call
+  std::memcpy(&slowest, &all[5], sizeof slowest);
+  ++s->calls, ++s->agreed_calls;
+  bool is_new = false;
+  Pattern& p = agreed_pattern(s, all, is_new);
+  // What the last call ran, timed by its slowest rank: the plan of its own pattern, another plan
+  // of the same sparsity, or MPI. The first replay is left out of the plan's time (it pays its
+  // connections), as MPI's first call is of MPI's.
+  if (s->ran) {
+    ++s->replays;
+    if (s->ran == p.executor.get()) (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
+    else ++totals.other_counts;   // another pattern's plan replayed these counts
+  } else {
+    (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += slowest;
+    ++p.mpi_calls;
+  }
+  // Choice by measurement: a plan whose replays of its own pattern take longer than MPI's calls
+  // of it did is dropped; the pattern goes to MPI from then on.
+  constexpr std::int64_t kTrials = 4;
+  if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls > 0) {
+    const double plan_t = p.replay_per_call(), mpi_t = p.mpi_per_call();
+    if (plan_t > mpi_t) {
+      p.mpi_kept = true;
+      ++totals.mpi_kept;
+      if (config.verbose > 1 && s->rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept for a %d-rank pattern: its plan took %.3g s per call, MPI %.3g s (%.2fx)\n",
+                     s->size, plan_t, mpi_t, plan_t / mpi_t);
+    }
+  }
+  // Pays or steps aside, as on the agreed path.
+  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
+  if (s->agreed_calls % window == 0) {
+    const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
+    s->window_replays = s->replays;
+    if (aside) {
+      ++totals.stepped_aside;
+      if (config.verbose > 1 && s->rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
+                     s->size, window);
+      s->passthrough = true;
+      s->current = nullptr, s->current_pattern = nullptr;
+      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
+      return;
+    }
+  }
+  const bool file_everywhere = !(all[0] & 2) && s->file_plan;
+  if ((all[0] & 4) && !s->planning_stopped && !p.executor && !p.failed && p.calls >= config.threshold) {
+    s->planning_stopped = true;
+    ++totals.budget_stops;
+    if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
+      std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
+                           "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
+  }
+  if (!p.executor && !p.failed && !p.mpi_kept && !s->planning_stopped && !file_everywhere && p.calls >= config.threshold) {
+    plan_pattern(comm, s, Signature{all[1], all[2]}, p, nullptr, clock);
+    if (p.executor && !p.executor->whole_direct()) {   // agreed on every rank at load
+      s->agreed_only = true;
+      s->current = nullptr, s->current_pattern = nullptr;
+      if (config.verbose > 1 && s->rank == 0)
+        std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator agrees on every call from now on: its plan forwards pieces\n", s->size);
+      return;
+    }
+  }
+  // The plan of the next calls: the pattern's own; else COMMFIT_PLAN's when the last call was its
+  // pattern on every rank; else the plan in use when the pattern is another size of its sparsity
+  // (it replays those sizes as well); else MPI.
+  if (p.executor && !p.mpi_kept) {
+    s->current = p.executor.get(), s->current_pattern = &p;
+  } else if (file_everywhere) {
+    s->current = s->file_plan.get(), s->current_pattern = nullptr;
+  } else if (!(s->current_pattern && !p.mpi_kept && !p.failed && s->current_pattern->structure == p.structure)) {
+    s->current = nullptr, s->current_pattern = nullptr;
+  }
+}
+
+// A sized replay of `ex` (whole and direct) with this call's arguments: byte counts and
+// displacements from the counts, element displacements (or, `stride` >= 0, displacement j is
+// j * stride: MPI_Alltoall's, which may pass an int) and datatypes. A non-contiguous datatype's
+// blocks are packed before and unpacked after (MPI_Pack, MPI_Unpack).
+void replay_sized(MPI_Comm comm, CommState* s, Executor& ex, const void* sendbuf, const int* scounts, const int* sdispls, std::int64_t sstride,
+                  MPI_Datatype stype, void* recvbuf, const int* rcounts, const int* rdispls, std::int64_t rstride, MPI_Datatype rtype) {
+  const auto n = static_cast<std::size_t>(s->size);
+  for (auto& v : s->sized) v.resize(n);
+  std::int64_t* bytes[2] = {s->sized[0].data(), s->sized[1].data()};
+  std::int64_t* displs[2] = {s->sized[2].data(), s->sized[3].data()};
+  const char* buffers[2] = {static_cast<const char*>(sendbuf), static_cast<const char*>(recvbuf)};
+  const int* counts[2] = {scounts, rcounts};
+  const int* displ[2] = {sdispls, rdispls};
+  const std::int64_t stride[2] = {sstride, rstride};
+  const MPI_Datatype types[2] = {stype, rtype};
+  std::vector<char>* packed[2] = {&s->packed_send, &s->packed_recv};
+  bool plain[2];
+  MPI_Aint extent[2];
+  for (int side = 0; side < 2; ++side) {
+    int size = 0;
+    MPI_Aint lb = 0;
+    // MPI_BOTTOM (absolute addresses) is packed too: its blocks' addresses are the displacements.
+    plain[side] = commfit::exec::contiguous(types[side], &size) && buffers[side] != MPI_BOTTOM;
+    PMPI_Type_get_extent(types[side], &lb, &extent[side]);
+    std::int64_t at = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      bytes[side][j] = std::int64_t{counts[side][j]} * size;
+      const std::int64_t d = stride[side] >= 0 ? static_cast<std::int64_t>(j) * stride[side] : displ[side][j];
+      displs[side][j] = plain[side] ? d * size : at;
+      if (!plain[side]) {
+        if (bytes[side][j] > INT_MAX) {
+          std::fprintf(stderr, "commfit-pmpi: rank %d: a block of %" PRId64 " bytes of a non-contiguous datatype is beyond MPI_Pack's int\n",
+                       s->rank, bytes[side][j]);
+          PMPI_Abort(comm, 3);
+        }
+        at += bytes[side][j];
+      }
+    }
+    if (!plain[side]) packed[side]->resize(static_cast<std::size_t>(at) + 1);
+  }
+  auto block = [&](int side, std::size_t j) {
+    const std::int64_t d = stride[side] >= 0 ? static_cast<std::int64_t>(j) * stride[side] : displ[side][j];
+    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(buffers[side]) + static_cast<std::uintptr_t>(d * extent[side]));
+  };
+  if (!plain[0])
+    for (std::size_t j = 0; j < n; ++j) {
+      int position = 0;
+      PMPI_Pack(block(0, j), counts[0][j], stype, packed[0]->data() + displs[0][j], static_cast<int>(bytes[0][j]), &position, comm);
+    }
+  ex.execute_sized(plain[0] ? sendbuf : packed[0]->data(), bytes[0], displs[0], plain[1] ? recvbuf : packed[1]->data(), bytes[1], displs[1]);
+  if (!plain[1])
+    for (std::size_t j = 0; j < n; ++j) {
+      int position = 0;
+      PMPI_Unpack(packed[1]->data() + displs[1][j], static_cast<int>(bytes[1][j]), &position, block(1, j), counts[1][j], rtype, comm);
+    }
+}
+
+// One call on the lagged path (after settle): runs what every rank agreed on, then starts this
+// call's agreement. No collective of the interposer's own completes inside the call.
+template <class ToMpi>
+int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, std::int64_t sstride,
+                    MPI_Datatype stype, void* recvbuf, const int* rcounts, const int* rdispls, std::int64_t rstride, MPI_Datatype rtype,
+                    ToMpi to_mpi) {
+  int ssize = 0, rsize = 0;
+  PMPI_Type_size(stype, &ssize);
+  PMPI_Type_size(rtype, &rsize);
+  if (s->view.see(s->size, scounts, ssize, rcounts, rsize) && s->file_plan)
+    s->file_fits = std::equal(s->file_sends.begin(), s->file_sends.end(), s->view.sendbytes()) &&
+                   std::equal(s->file_recvs.begin(), s->file_recvs.end(), s->view.recvbytes());
+  const double t = PMPI_Wtime();
+  int rc = MPI_SUCCESS;
+  s->ran = s->current;
+  if (s->current) {
+    replay_sized(comm, s, *s->current, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
+    ++totals.replayed, ++totals.at_once;
+    if (!s->current_pattern) ++totals.from_file;
+  } else {
+    rc = to_mpi();
+    ++totals.to_mpi;
+  }
+  const double took = PMPI_Wtime() - t;
+  const std::uint64_t h = s->view.sizes(), z = s->view.structure();
+  const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
+  const bool file_fits = s->file_plan && s->file_fits;
+  std::uint64_t* mine = s->lag_mine;
+  mine[0] = (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u);
+  mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
+  std::memcpy(&mine[5], &took, sizeof took);
+  PMPI_Iallreduce(mine, s->lag_all, 6, MPI_UINT64_T, fold_op, s->agree, &s->pending);
+  return rc;
+}
+
 // One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
 // told through the agreement).
+// `lagged_ok`: the lagged path can take this call on every rank (MPI_Alltoallv and MPI_Alltoall
+// can; the neighbourhood collective, whose lists need not map to one message per peer, cannot);
+// `sstride`, `rstride` >= 0: displacement j is j * stride (MPI_Alltoall's, beyond an int).
 template <class ToMpi>
 int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
-             const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi) {
+             const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok = true,
+             std::int64_t sstride = -1, std::int64_t rstride = -1) {
   if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
   const Inside guard;
   CommState* s = state_of(comm);
   if (s->passthrough) return to_mpi();
   ++totals.calls;
   CallClock clock{s};
+  // MPI_IN_PLACE is the same on every rank (MPI's rule): such a call goes to MPI on all of them.
+  if (sendbuf == MPI_IN_PLACE && !config.check) {
+    ++totals.to_mpi;
+    return to_mpi();
+  }
+  // Every rank makes the same call (a collective), so every rank takes the same path here.
+  if (!config.check && !s->agreed_only && lagged_ok) {
+    settle(comm, s, clock);
+    if (s->passthrough) {
+      ++totals.to_mpi;
+      return to_mpi();
+    }
+    if (!s->agreed_only)
+      return exchange_lagged(comm, s, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype, to_mpi);
+  } else if (s->pending != MPI_REQUEST_NULL) {
+    settle(comm, s, clock);   // a lagged call's agreement before this call's own
+  }
   // The fast path: replay the last pattern at once, with no agreement of its own. The executor
   // compares every rank's counts with its plan in an MPI_Iallreduce that overlaps the replay, and
   // raises the same Error on every rank when any differs; a rank that differs (or cannot take this
@@ -540,28 +854,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     }
   }
   const Signature sig{all[1], all[2]};
-  auto [it, is_new] = s->patterns.try_emplace(sig);
-  Pattern& p = it->second;
-  p.last_use = s->calls;
-  if (is_new) {
-    p.structure = {all[3], all[4]};
-    // Sizes that never repeat must not grow the table without bound: past 1024 signatures, forget
-    // those without a plan (the same ones on every rank).
-    if (s->patterns.size() > 1024)
-      for (auto k = s->patterns.begin(); k != s->patterns.end();)
-        k = !k->second.executor && &k->second != &p ? s->patterns.erase(k) : std::next(k);
-    ++totals.patterns;
-    if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
-    if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
-      try {
-        const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
-        if (s->rank == 0) record_matrix(m, s->size, sig.a);
-      } catch (const std::exception& e) {
-        say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
-      }
-    }
-  }
-  ++p.calls;
+  bool is_new = false;
+  Pattern& p = agreed_pattern(s, all, is_new);
   // New sizes of a planned sparsity pattern: adapt that plan now (or re-plan, as the cost model says).
   const Pattern* model = nullptr;
   if (is_new && config.adapt)
@@ -579,53 +873,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
                            "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
   }
   const bool plan_now = !p.executor && !p.failed && !s->planning_stopped && (model || p.calls >= config.threshold);
-  if (plan_now && s->planned >= config.max_plans) {
-    // Make room: drop the least recently used plan (the same one on every rank).
-    Pattern* lru = nullptr;
-    for (auto& [other_sig, other] : s->patterns)
-      if (other.executor && &other != model && (!lru || other.last_use < lru->last_use)) lru = &other;
-    if (lru) {
-      lru->executor.reset();
-      lru->schedule = {};
-      if (s->last == lru) s->last = nullptr;
-      --s->planned, ++totals.evicted;
-    }
-  }
-  const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
-  if (plan_now && model && s->planned < config.max_plans) {
-    commfit::exec::AdaptReport report;
-    try {
-      char fingerprint[80];
-      std::snprintf(fingerprint, sizeof fingerprint, "sha256:%016" PRIx64 "%016" PRIx64 "%032x", sig.a, sig.b, 0u);
-      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
-                                                                           config.options, config.slack, &report));
-      p.schedule = std::move(report.schedule);
-      ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
-      if (config.verbose > 1 && world_rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: new sizes of a planned %d-rank pattern: %s (estimate / LB %.3f, the plan's %.3f), %.4f s\n", s->size,
-                     report.adapted ? "adapted" : ("re-planned: " + report.why).c_str(), report.new_ratio, report.old_ratio, report.seconds);
-    } catch (const std::exception& e) {
-      p.failed = true;
-      ++totals.plan_failed;
-      say("commfit-pmpi: adapting a pattern failed (%s); it goes to MPI\n", e.what());
-    }
-  } else if (plan_now && s->planned < config.max_plans) {
-    commfit::exec::InJobReport report;
-    try {
-      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
-      p.schedule = std::move(report.schedule);
-      ++s->planned, ++totals.planned;
-      totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
-      if (config.verbose > 1 && world_rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
-                     s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
-    } catch (const std::exception& e) {
-      p.failed = true;
-      ++totals.plan_failed;
-      say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
-    }
-  }
-  if (plan_now) clock.planned(PMPI_Wtime() - plan_start);
+  if (plan_now) plan_pattern(comm, s, sig, p, model, clock);
   if (p.executor) {
     const double t = PMPI_Wtime();
     try {
@@ -639,6 +887,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
       p.executor.reset();
       p.failed = true;
       if (s->last == &p) s->last = nullptr;
+      if (s->current_pattern == &p) s->current = nullptr, s->current_pattern = nullptr;
     }
   }
   const double t = PMPI_Wtime();
@@ -651,7 +900,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
 // MPI_Alltoall as the same exchange as an MPI_Alltoallv with equal counts and packed displacements.
 template <class ToMpi>
 int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-             bool local_ok, ToMpi to_mpi) {
+             bool local_ok, ToMpi to_mpi, bool lagged_ok = true) {
   if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
   int size = 0;
   PMPI_Comm_size(comm, &size);
@@ -659,35 +908,39 @@ int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sen
   const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
   std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
   for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
-  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi);
+  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi, lagged_ok,
+                  sendcount, recvcount);
 }
 
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
-  double counts[15] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
-                       totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
-                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
-                       totals.stepped_aside};
+  constexpr int n = 17;
+  double counts[n] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
+                      totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
+                      totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
+                      totals.stepped_aside, totals.other_counts, totals.mpi_kept};
   // Time saved is measured: each pattern's MPI time per call before it was planned, times its
   // replays, less the replays' time and less all the time spent planning.
   double times[2] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds};
-  double max_counts[15], sum_times[2];
+  double max_counts[n], sum_times[2];
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  PMPI_Reduce(counts, max_counts, 15, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(counts, max_counts, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   PMPI_Reduce(times, sum_times, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   std::fprintf(stderr,
                "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
-               "last pattern (%.0f tries missed), %.0f to MPI, %.0f not eligible; "
+               "last pattern (%.0f tries missed), %.0f with counts other than their plan's, %.0f to MPI, %.0f not eligible; "
                "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
                "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning stopped on %.0f communicators "
-               "(COMMFIT_PLAN_BUDGET), %.0f stepped aside to MPI (their plans replayed too few calls); time saved per rank %+.3f ms "
+               "(COMMFIT_PLAN_BUDGET), %.0f stepped aside to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %.0f patterns "
+               "(their plans measured slower); time saved per rank %+.3f ms "
                "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time and the "
                "planning time)\n",
-               max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[6], max_counts[7], max_counts[0], max_counts[1],
+               max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[15], max_counts[6], max_counts[7], max_counts[0],
+               max_counts[1],
                totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
-               max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], max_counts[14], 1e3 * sum_times[1] / size);
+               max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], max_counts[14], max_counts[16], 1e3 * sum_times[1] / size);
 }
 
 // Detach every state still on a communicator (its delete callback retires it), then tell.
@@ -723,13 +976,20 @@ void* fortran_symbol(const char* name) {
 // A Fortran buffer as the C side must see it: Fortran's MPI_IN_PLACE is C's (the same on every rank,
 // MPI's rule, so it may skip the agreement); `plain` is false for MPI_BOTTOM, and for every buffer
 // under an MPI whose Fortran constants are not Open MPI's common blocks.
+// Fortran's MPI_BOTTOM becomes C's on the lagged path, which packs what it addresses.
 const void* fortran_buffer(const void* buffer, bool& plain) {
   static const void* const in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
   static const void* const bottom = dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
   if (!in_place || !bottom) plain = false;
   else if (buffer == in_place) return MPI_IN_PLACE;
-  else if (buffer == bottom) plain = false;
+  else if (buffer == bottom) plain = false, buffer = MPI_BOTTOM;
   return buffer;
+}
+// Whether this MPI's Fortran constants are known (the same on every rank): the lagged path can
+// take Fortran calls then.
+bool fortran_known() {
+  static const bool known = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_") && dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
+  return known;
 }
 
 // Open MPI's Fortran MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE call the PMPI entries too.
@@ -767,7 +1027,7 @@ void fortran_alltoallv(void* sendbuf, MPI_Fint* scounts, MPI_Fint* sdispls, MPI_
   fortran_buffer(recvbuf, ok);
   *ierr = exchange(PMPI_Comm_f2c(*comm), send, reinterpret_cast<const int*>(scounts), reinterpret_cast<const int*>(sdispls),
                    PMPI_Type_f2c(*stype), recvbuf, reinterpret_cast<const int*>(rcounts), reinterpret_cast<const int*>(rdispls),
-                   PMPI_Type_f2c(*rtype), ok, to_mpi);
+                   PMPI_Type_f2c(*rtype), ok, to_mpi, fortran_known());
 }
 
 void fortran_alltoall(void* sendbuf, MPI_Fint* scount, MPI_Fint* stype, void* recvbuf, MPI_Fint* rcount, MPI_Fint* rtype, MPI_Fint* comm,
@@ -781,7 +1041,7 @@ void fortran_alltoall(void* sendbuf, MPI_Fint* scount, MPI_Fint* stype, void* re
   const void* send = fortran_buffer(sendbuf, ok);
   fortran_buffer(recvbuf, ok);
   *ierr = alltoall(PMPI_Comm_f2c(*comm), send, static_cast<int>(*scount), PMPI_Type_f2c(*stype), recvbuf,
-                   static_cast<int>(*rcount), PMPI_Type_f2c(*rtype), ok, to_mpi);
+                   static_cast<int>(*rcount), PMPI_Type_f2c(*rtype), ok, to_mpi, fortran_known());
 }
 
 }  // namespace
@@ -880,7 +1140,7 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
     if (q < 0 || q >= size || seen_in[static_cast<std::size_t>(q)]++) ok = false;
     else rc[static_cast<std::size_t>(q)] = recvcounts[k], rd[static_cast<std::size_t>(q)] = rdispls[k];
   }
-  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, ok, to_mpi);
+  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, ok, to_mpi, false);
 }
 
 // The Fortran names, in each of the spellings Fortran compilers use (gfortran: lower case with one

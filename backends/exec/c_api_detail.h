@@ -53,7 +53,8 @@ inline commfit::exec::Options to_options(const commfit_exec_options* o) {
   x.pairwise = o->pairwise != 0;
   x.max_outstanding = o->max_outstanding;
   x.count_check = o->count_check == COMMFIT_EXEC_CHECK_FIRST_CALL ? commfit::exec::CountCheck::first_call
-                                                                 : commfit::exec::CountCheck::every_call;
+                  : o->count_check == COMMFIT_EXEC_CHECK_NONE      ? commfit::exec::CountCheck::none
+                                                                   : commfit::exec::CountCheck::every_call;
   x.check_consistency = o->check_consistency != 0;
   x.persistent = o->persistent != 0;
   x.coalesce = o->coalesce;

@@ -37,7 +37,7 @@ enum {
 };
 
 enum { COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1 };
-enum { COMMFIT_EXEC_CHECK_EVERY_CALL = 0, COMMFIT_EXEC_CHECK_FIRST_CALL = 1 };
+enum { COMMFIT_EXEC_CHECK_EVERY_CALL = 0, COMMFIT_EXEC_CHECK_FIRST_CALL = 1, COMMFIT_EXEC_CHECK_NONE = 2 };
 enum { COMMFIT_EXEC_PLAN_WINDOW = -1 };
 
 /* Mirrors commfit::exec::Options; fill with commfit_exec_default_options first. */
@@ -47,7 +47,7 @@ typedef struct {
   int pairwise;           /* nonzero: pairwise exchanges as MPI_Sendrecv */
   int max_outstanding;    /* COMMFIT_EXEC_PLAN_WINDOW (-1, default): the plan's; 0 = no cap;
                              else >= 2 (post-all only) */
-  int count_check;        /* COMMFIT_EXEC_CHECK_EVERY_CALL or COMMFIT_EXEC_CHECK_FIRST_CALL */
+  int count_check;        /* COMMFIT_EXEC_CHECK_EVERY_CALL, _FIRST_CALL or _NONE */
   int check_consistency;  /* nonzero: check at load that peers' steps match */
   long long max_message;  /* pieces above this many bytes go as several messages (1 .. 2^31-1) */
   int persistent;         /* nonzero: persistent requests (post-all without a request window) */

@@ -46,7 +46,13 @@ enum class CountCheck {
   first_call,  // only the first execute agrees collectively; later calls still compare locally
                // (O(p)), and a rank whose counts changed calls MPI_Abort: without a collective the
                // other ranks could not be told, and waiting for them would hang
+  none,        // no call agrees: each rank uses its own counts, which MPI's rule makes consistent
+               // between ranks. A whole, direct plan (Executor::whole_direct) replays any counts:
+               // each of its messages goes at the call's size (empty ones as zero bytes) and the
+               // messages it lacks go directly in one extra step. Other plans replay their own
+               // counts only; a rank whose counts differ calls MPI_Abort, as under first_call
 };
+const char* to_string(CountCheck c);
 
 // Options::max_outstanding: use the request window the plan carries (commfit plan --strategy
 // throttled writes one; other plans have none).
@@ -136,6 +142,21 @@ class Executor {
   // MPI_Alltoallv's signature; the datatypes must be contiguous (size == extent, lower bound 0).
   void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
                void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
+
+  // Whole and direct: every message of this rank's schedule is one piece, sent from the send
+  // buffer straight into the receive buffer (no forwarding, staging or splitting). Both ends of
+  // each message then know its size from their own counts, so such a plan replays any counts
+  // (execute_sized, CountCheck::none) with no agreement. Direct, async, bounded and throttled
+  // plans are; two-stage, node-aware, parked and split ones are not.
+  bool whole_direct() const;
+  // A whole, direct plan's replay with this call's own sizes and displacements, in bytes (64-bit,
+  // so no element count or displacement limit): no agreement and no count check. Messages of the
+  // plan now empty go as zero bytes; messages it lacks go directly, posted before its phases. The
+  // counts must be consistent between ranks (MPI_Alltoallv's rule): a receiver that expects fewer
+  // bytes than are sent gets MPI's truncation error, as MPI_Alltoallv would give. Throws Error
+  // (usage, this rank only) when the plan is not whole and direct.
+  void execute_sized(const void* sendbuf, const std::int64_t* send_bytes, const std::int64_t* send_displs,
+                     void* recvbuf, const std::int64_t* recv_bytes, const std::int64_t* recv_displs);
 
   const ExecStats& stats() const;
   const Options& options() const;

@@ -68,6 +68,12 @@ struct Call {
   // (so its peers, who do not know yet, still find their messages); copies are skipped.
   const std::int64_t* dry_sdispls = nullptr;
   const std::int64_t* dry_rdispls = nullptr;
+  // A sized call (whole, direct plans): every message's size and both buffers' byte displacements
+  // are the call's own, not the plan's; the self message is one copy.
+  const std::int64_t* sized_send = nullptr;
+  const std::int64_t* sized_recv = nullptr;
+  const std::int64_t* sized_sdispls = nullptr;
+  const std::int64_t* sized_rdispls = nullptr;
 };
 
 struct Executor::Impl {
@@ -83,6 +89,11 @@ struct Executor::Impl {
   std::uint32_t phases = 0;
 
   std::vector<std::int64_t> expect_send, expect_recv;   // dense row / column of COM, bytes
+  bool whole = false;                                   // Executor::whole_direct
+  // Sized calls: the messages the plan lacks (2 * size requests at most), and under
+  // CountCheck::none the call's counts and displacements in bytes; sized at load.
+  std::vector<MPI_Request> extra_requests;
+  std::vector<std::int64_t> sized_send, sized_recv, sized_sdispls, sized_rdispls;
   std::vector<PhaseOps> phase_ops;   // the phases with steps on this rank, in order
   std::vector<NetOp> recvs, sends, pair_sends, pair_recvs, window;
   std::vector<CopyOp> copies;
@@ -126,6 +137,8 @@ struct Executor::Impl {
   // One execute; usage_error (a problem with the call found by the caller) fails it collectively.
   void run(const Call& c, const std::string* usage_error);
   void replay(const Call& c);
+  // A sized call of a whole, direct plan: the extra messages posted, the phases, the self copy.
+  void replay_sized(const Call& c);
   // The stand-in for a call that failed its checks on this rank.
   Call dry_call();
   // True when the counts of `c` are the plan's; else writes the first mismatch to `msg` (if given).
@@ -172,14 +185,24 @@ inline char* op_address(const NetOp& op, const Call& c, char* stage) {
   switch (op.where) {
     case Where::send_buf:
       return const_cast<char*>(c.sbuf) + std::int64_t(op.offset) +
-             (c.dry_sdispls ? c.dry_sdispls[op.disp] : c.sdispls[op.disp] * c.sdispl_scale);
+             (c.sized_sdispls ? c.sized_sdispls[op.disp]
+              : c.dry_sdispls ? c.dry_sdispls[op.disp]
+                              : c.sdispls[op.disp] * c.sdispl_scale);
     case Where::recv_buf:
       return c.rbuf + std::int64_t(op.offset) +
-             (c.dry_rdispls ? c.dry_rdispls[op.disp] : c.rdispls[op.disp] * c.rdispl_scale);
+             (c.sized_rdispls ? c.sized_rdispls[op.disp]
+              : c.dry_rdispls ? c.dry_rdispls[op.disp]
+                              : c.rdispls[op.disp] * c.rdispl_scale);
     case Where::stage:
       return stage + op.offset;
   }
   return nullptr;
+}
+
+// An op's size in this call: the plan's, or in a sized call the call's own for its peer.
+inline std::int64_t op_bytes(const NetOp& op, const Call& c) {
+  if (!c.sized_send) return op.count;
+  return op.is_send ? c.sized_send[op.peer] : c.sized_recv[op.peer];
 }
 
 }  // namespace commfit::exec

@@ -73,7 +73,7 @@ void check_same_options(Executor::Impl& x) {
   MPI_Bcast(root, n, MPI_INT, 0, x.comm);
   auto text = [](const int* a) {
     return std::string("protocol ") + to_string(static_cast<Protocol>(a[0])) + ", barrier " + (a[1] ? "on" : "off") +
-           ", count_check " + (a[2] == static_cast<int>(CountCheck::first_call) ? "first_call" : "every_call") +
+           ", count_check " + to_string(static_cast<CountCheck>(a[2])) +
            ", check_consistency " + (a[3] ? "on" : "off") + ", max_message " + std::to_string(a[4]) + ", coalesce " +
            std::to_string(a[5]);
   };
@@ -183,12 +183,21 @@ Executor build(MPI_Comm comm, const Options& options, const std::string& origin,
     err = e.what();
   }
   agree(x->comm, Error::Kind::plan, err);
+  // Sized calls need every rank's schedule whole and direct (a forwarding rank would receive
+  // pieces of the plan's sizes): one MPI_Allreduce.
+  int whole = x->whole ? 1 : 0, all_whole = 0;
+  MPI_Allreduce(&whole, &all_whole, 1, MPI_INT, MPI_MIN, x->comm);
+  x->whole = all_whole == 1;
   return Executor(std::move(x));
 }
 
 }  // namespace
 
 const char* to_string(Protocol p) { return p == Protocol::post_all ? "post-all" : "handshake"; }
+
+const char* to_string(CountCheck c) {
+  return c == CountCheck::every_call ? "every_call" : c == CountCheck::first_call ? "first_call" : "none";
+}
 
 Protocol parse_protocol(const std::string& name) {
   if (name == "post-all") return Protocol::post_all;
@@ -283,6 +292,8 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   const bool pair = options.pairwise && !windowed && options.protocol == Protocol::post_all;
   std::vector<NetOp> ph_recv, ph_send;
   std::size_t busiest = 0, widest = 0, k = 0;
+  whole = true;
+  std::vector<unsigned char> seen_send(static_cast<std::size_t>(size), 0), seen_recv(static_cast<std::size_t>(size), 0);
   stats = ExecStats{};
   stats.phases = phases;
   stats.staging_bytes = rs.staging_bytes;
@@ -304,6 +315,13 @@ void Executor::Impl::compile(const RankSchedule& rs) {
         continue;
       }
       ++stats.network_steps;
+      // Whole and direct: the step is its peer's whole message, between the user's buffers, the
+      // only one in its direction, and not split.
+      const bool send = s.op == Op::send;
+      if (s.buffer == Buffer::stage || s.offset != 0 || (send ? s.dst : s.src) != s.peer ||
+          static_cast<std::int64_t>(s.bytes) != (send ? expect_send : expect_recv)[s.peer] || s.bytes > options.max_message ||
+          (send ? seen_send : seen_recv)[s.peer]++)
+        whole = false;
       auto& list = s.op == Op::send ? ph_send : ph_recv;
       for (Bytes done = 0; done < s.bytes; done += options.max_message) {
         NetOp op;
@@ -380,6 +398,10 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   stats.pack_bytes = pack_max;
   requests.assign(std::max<std::size_t>(busiest, 1), MPI_REQUEST_NULL);
   indices.assign(requests.size(), 0);
+  if (whole) {   // what sized calls need (load agrees on `whole` after this)
+    extra_requests.assign(2 * static_cast<std::size_t>(size), MPI_REQUEST_NULL);
+    for (auto* v : {&sized_send, &sized_recv, &sized_sdispls, &sized_rdispls}) v->assign(static_cast<std::size_t>(size), 0);
+  }
 }
 
 void Executor::Impl::step_hashes(const RankSchedule& rs, std::vector<std::uint64_t>& send_hash,

@@ -2,6 +2,7 @@
 // here allocates except on an error path: every array was sized at load (load.cpp).
 #include "backends/exec/executor_impl.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -9,11 +10,33 @@
 namespace commfit::exec {
 namespace {
 
+// Posts one message of `bytes` bytes: MPI_BYTE up to INT_MAX; beyond (a sized call's message can
+// be larger than any the plan split) whole GiB blocks and the rest, a type both ends build alike
+// from the same size.
+void post(bool send, char* at, std::int64_t bytes, int peer, int tag, MPI_Comm comm, MPI_Request* req) {
+  if (bytes <= INT_MAX) {
+    if (send) MPI_Isend(at, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, req);
+    else MPI_Irecv(at, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, req);
+    return;
+  }
+  constexpr std::int64_t gib = std::int64_t{1} << 30;
+  MPI_Datatype block = MPI_DATATYPE_NULL, whole = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(gib), MPI_BYTE, &block);
+  const int lengths[2] = {static_cast<int>(bytes / gib), static_cast<int>(bytes % gib)};
+  const MPI_Aint displs[2] = {0, static_cast<MPI_Aint>(bytes / gib * gib)};
+  const MPI_Datatype types[2] = {block, MPI_BYTE};
+  MPI_Type_create_struct(lengths[1] > 0 ? 2 : 1, lengths, displs, types, &whole);
+  MPI_Type_commit(&whole);
+  if (send) MPI_Isend(at, 1, whole, peer, tag, comm, req);
+  else MPI_Irecv(at, 1, whole, peer, tag, comm, req);
+  MPI_Type_free(&whole);   // freed when the message completes
+  MPI_Type_free(&block);
+}
 void irecv(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Request* req) {
-  MPI_Irecv(op_address(op, c, stage), op.count, MPI_BYTE, op.peer, op.tag, comm, req);
+  post(false, op_address(op, c, stage), op_bytes(op, c), op.peer, op.tag, comm, req);
 }
 void isend(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Request* req) {
-  MPI_Isend(op_address(op, c, stage), op.count, MPI_BYTE, op.peer, op.tag, comm, req);
+  post(true, op_address(op, c, stage), op_bytes(op, c), op.peer, op.tag, comm, req);
 }
 
 }  // namespace
@@ -48,7 +71,7 @@ bool Executor::Impl::counts_match(const Call& c, std::string* msg) const {
 }
 
 void Executor::Impl::run_copies(const PhaseOps& ph, const Call& c) {
-  if (ph.copy_begin == ph.copy_end || c.dry_sdispls) return;
+  if (ph.copy_begin == ph.copy_end || c.dry_sdispls || c.sized_send) return;   // a sized call copies once
   const char* from = c.sbuf + c.sdispls[rank] * c.sdispl_scale;
   char* to = c.rbuf + c.rdispls[rank] * c.rdispl_scale;
   for (std::uint32_t i = ph.copy_begin; i < ph.copy_end; ++i)
@@ -70,6 +93,13 @@ void Executor::Impl::run_pairs(const PhaseOps& ph, const Call& c) {
   for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) {
     const NetOp& s = pair_sends[i];
     const NetOp& r = pair_recvs[i];
+    if (c.sized_send) {   // sizes of this call, possibly beyond an int
+      MPI_Request two[2];
+      irecv(r, c, stage.data(), comm, &two[0]);
+      isend(s, c, stage.data(), comm, &two[1]);
+      MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+      continue;
+    }
     MPI_Sendrecv(op_address(s, c, stage.data()), s.count, MPI_BYTE, s.peer, s.tag,
                  op_address(r, c, stage.data()), r.count, MPI_BYTE, r.peer, r.tag, comm, MPI_STATUS_IGNORE);
   }
@@ -201,7 +231,7 @@ void Executor::Impl::run_phase_persistent(std::size_t k, const PhaseOps& ph, con
 void Executor::Impl::replay(const Call& c) {
   // Persistent requests for the post-all protocol without a window, except for a failed call's
   // replay into scratch buffers (which would only unbind them).
-  const bool use_persistent = options.persistent && cap == 0 && !c.dry_sdispls;
+  const bool use_persistent = options.persistent && cap == 0 && !c.dry_sdispls && !c.sized_send;
   if (use_persistent) bind_persistent(c);
   auto run_phase = [&](std::size_t k) {
     const PhaseOps& ph = phase_ops[k];
@@ -223,6 +253,25 @@ void Executor::Impl::replay(const Call& c) {
   }
 }
 
+void Executor::Impl::replay_sized(const Call& c) {
+  // The messages the plan lacks go first, directly, on the first phase's data tag: no planned
+  // message shares their rank pair, so nothing else can match them. They complete after the phases.
+  int extra = 0;
+  char* rbuf = c.rbuf;
+  char* sbuf = const_cast<char*>(c.sbuf);
+  for (int j = 0; j < size; ++j)
+    if (j != rank && c.sized_recv[j] > 0 && expect_recv[j] == 0)
+      post(false, rbuf + c.sized_rdispls[j], c.sized_recv[j], j, 0, comm, &extra_requests[extra++]);
+  for (int j = 0; j < size; ++j)
+    if (j != rank && c.sized_send[j] > 0 && expect_send[j] == 0)
+      post(true, sbuf + c.sized_sdispls[j], c.sized_send[j], j, 0, comm, &extra_requests[extra++]);
+  if (c.sized_send[rank] > 0)
+    std::memmove(rbuf + c.sized_rdispls[rank], sbuf + c.sized_sdispls[rank],
+                 static_cast<std::size_t>(std::min(c.sized_send[rank], c.sized_recv[rank])));
+  replay(c);
+  if (extra > 0) MPI_Waitall(extra, extra_requests.data(), MPI_STATUSES_IGNORE);
+}
+
 void Executor::Impl::run(const Call& c, const std::string* usage_error) {
   if (busy.exchange(true, std::memory_order_acquire))
     throw Error(Error::Kind::usage, rank,
@@ -234,6 +283,34 @@ void Executor::Impl::run(const Call& c, const std::string* usage_error) {
     std::atomic<bool>& flag;
     ~Release() { flag.store(false, std::memory_order_release); }
   } release{busy};
+  if (options.count_check == CountCheck::none) {
+    // No agreement: the plan's own counts replay as they are; other counts replay sized where
+    // the plan is whole and direct; else this rank cannot tell the others, and aborts.
+    if (usage_error == nullptr && counts_match(c, nullptr)) {
+      replay(c);
+    } else if (usage_error == nullptr && whole) {
+      for (int j = 0; j < size; ++j) {
+        sized_send[j] = std::int64_t{c.scounts[j]} * c.scount_scale;
+        sized_recv[j] = std::int64_t{c.rcounts[j]} * c.rcount_scale;
+        sized_sdispls[j] = std::int64_t{c.sdispls[j]} * c.sdispl_scale;
+        sized_rdispls[j] = std::int64_t{c.rdispls[j]} * c.rdispl_scale;
+      }
+      Call sized = c;
+      sized.sized_send = sized_send.data(), sized.sized_recv = sized_recv.data();
+      sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
+      replay_sized(sized);
+    } else {
+      std::string msg = usage_error ? *usage_error : std::string();
+      if (!usage_error) counts_match(c, &msg);
+      std::fprintf(stderr,
+                   "commfit exec: error: rank %d: %s\n(count_check = none and the plan is not whole and direct: "
+                   "the other ranks cannot be told without a collective, so the job is aborted)\n",
+                   rank, msg.c_str());
+      MPI_Abort(comm, 3);
+    }
+    ++stats.executes;
+    return;
+  }
   if (options.count_check == CountCheck::first_call && counts_agreed) {
     // Trusted calls: a local check only; a mismatch cannot be told to the others.
     if (usage_error != nullptr || !counts_match(c, nullptr)) {
@@ -302,6 +379,29 @@ void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sd
   c.scount_scale = c.sdispl_scale = ssize;
   c.rcount_scale = c.rdispl_scale = rsize;
   impl_->run(c, usage.empty() ? nullptr : &usage);
+}
+
+bool Executor::whole_direct() const { return impl_->whole; }
+
+void Executor::execute_sized(const void* sendbuf, const std::int64_t* send_bytes, const std::int64_t* send_displs,
+                             void* recvbuf, const std::int64_t* recv_bytes, const std::int64_t* recv_displs) {
+  Impl& x = *impl_;
+  if (!x.whole)
+    throw Error(Error::Kind::usage, x.rank,
+                "rank " + std::to_string(x.rank) + ": execute_sized needs a whole, direct plan (" + x.origin + " is not)");
+  if (x.busy.exchange(true, std::memory_order_acquire))
+    throw Error(Error::Kind::usage, x.rank,
+                "rank " + std::to_string(x.rank) + ": execute_sized was called while another thread is inside the same Executor");
+  struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(false, std::memory_order_release); }
+  } release{x.busy};
+  Call c;
+  c.sbuf = static_cast<const char*>(sendbuf);
+  c.rbuf = static_cast<char*>(recvbuf);
+  c.sized_send = send_bytes, c.sized_recv = recv_bytes, c.sized_sdispls = send_displs, c.sized_rdispls = recv_displs;
+  x.replay_sized(c);
+  ++x.stats.executes;
 }
 
 }  // namespace commfit::exec

@@ -2,9 +2,13 @@
  * pattern (MPI_INT, displacements with gaps), with MPI_Alltoall, MPI_Neighbor_alltoallv on a
  * distributed graph, an MPI_IN_PLACE call, a non-contiguous datatype and a split communicator mixed in. Run it with and without
  * LD_PRELOAD=libcommfit_pmpi.so (tests/mpi/pmpi.cmake): the output must be byte-identical.
- *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change
+ *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change|resize|drift|short
  * "change" switches to a second pattern half way, and back to the first at three quarters;
  * "resize" does the same with the first pattern's nonzeros at other sizes (pattern reuse).
+ * "drift" changes the pattern as a running code does: in blocks of 16 calls, the first six repeat
+ * one pattern (it is planned), then each pair's size changes every third call, the pairs out of
+ * step (a different pair changes on nearly every call); every other block a few pairs gain a peer
+ * and a few lose one (another sparsity).
  * "short" is an erroneous program: in its last quarter rank 0 sends the first rank it sends to one
  * int fewer than that rank expects (MPI delivers what was sent and leaves the last int alone; so must the interposer).
  * Prints, per rank, a digest of every receive buffer of every call (gaps included). */
@@ -33,6 +37,18 @@ static int count(int which, int i, int j, int p) {
   return 1 + (i * 31 + j * 17 + which * 101 + p) % (which ? 300 : 97);
 }
 
+/* "drift": ints rank i sends rank j in call `iter` (a function of i, j and iter: both ends agree). */
+static int drift_count(int i, int j, int p, int iter) {
+  const int block = iter / 16, at = iter % 16;
+  int n = count(0, i, j, p);
+  if (block % 2 == 1 && i != j) {
+    if (n == 0 && (i * 3 + j) % 5 == block % 5) n = 4 + (i + j) % 7;    /* a new peer */
+    else if (n > 0 && (i + 2 * j) % 7 == 0) n = 0;                      /* a removed one */
+  }
+  if (n > 0 && at >= 6) n += ((iter + i * 5 + j * 3) / 3) % 4;         /* sizes, out of step */
+  return n;
+}
+
 static void alltoallv_round(MPI_Comm comm, int which, int iter) {
   int rank, p;
   MPI_Comm_rank(comm, &rank);
@@ -48,8 +64,8 @@ static void alltoallv_round(MPI_Comm comm, int which, int iter) {
   for (int j = 1; short_by_one && short_peer < 0 && j < p; ++j)
     if (count(0, 0, j, p) > 0) short_peer = j;
   for (int j = 0; j < p; ++j) {
-    sc[j] = count(which, rank, j, p) - (rank == 0 && j == short_peer);
-    rc[j] = count(which, j, rank, p);
+    sc[j] = which == 5 ? drift_count(rank, j, p, iter) : count(which, rank, j, p) - (rank == 0 && j == short_peer);
+    rc[j] = which == 5 ? drift_count(j, rank, p, iter) : count(which, j, rank, p);
     sd[j] = st;
     rd[j] = rt;
     st += sc[j] + 2; /* gaps between segments */
@@ -153,11 +169,12 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 20;
   const int change = argc > 2 && strcmp(argv[2], "change") == 0 ? 1 : argc > 2 && strcmp(argv[2], "resize") == 0 ? 2 : 0;
   const int short_end = argc > 2 && strcmp(argv[2], "short") == 0;
+  const int drift = argc > 2 && strcmp(argv[2], "drift") == 0;
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   MPI_Comm graph = neighbour_graph();
   for (int it = 0; it < iterations; ++it) {
-    const int which = it == iterations / 4 ? 3 : short_end && it >= 3 * iterations / 4 ? 4 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
+    const int which = drift ? 5 : it == iterations / 4 ? 3 : short_end && it >= 3 * iterations / 4 ? 4 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
     alltoallv_round(MPI_COMM_WORLD, which, it);
     alltoallv_round(half, 0, it);
     if (it % 4 == 0) alltoall_round(MPI_COMM_WORLD, it);

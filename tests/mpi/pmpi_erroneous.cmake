@@ -1,6 +1,7 @@
 # An erroneous program under the interposer (tests/mpi/pmpi_alltoallv.c "short": in its last
 # quarter rank 0 sends a rank one int fewer than that rank expects). MPI delivers what was sent and
-# leaves the rest of the receive segment alone; the interposer must give exactly that, also when it
+# leaves the rest of the receive segment alone; the interposer must give exactly that: on the lagged
+# path (each message at its sender's size), and in the checking mode (COMMFIT_CHECK=1), also when it
 # replays the last pattern before agreeing (COMMFIT_SPECULATE=1: the try misses on every rank and
 # the receive segments are put back before the call is done again).
 # -DMPIEXEC -DNP -DEXE -DLINKED -DLIB -DWORK
@@ -13,12 +14,15 @@ set(asan "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0")
 include(${CMAKE_CURRENT_LIST_DIR}/pmpi_run.cmake)
 
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env COMMFIT_PMPI=0 ${asan} ${mpirun} ${EXE} ${iterations} short)
-run("speculating" linked linked_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_SPECULATE=1
-    ${mpirun} -x COMMFIT_THRESHOLD -x COMMFIT_SPECULATE -x ASAN_OPTIONS ${LINKED} ${iterations} short)
-run("agreeing" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2
+run("speculating" linked linked_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_CHECK=1 COMMFIT_SPECULATE=1
+    ${mpirun} -x COMMFIT_THRESHOLD -x COMMFIT_CHECK -x COMMFIT_SPECULATE -x ASAN_OPTIONS ${LINKED} ${iterations} short)
+run("agreeing" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_CHECK=1
+    ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THRESHOLD -x COMMFIT_CHECK -x ASAN_OPTIONS ${EXE} ${iterations} short)
+# The lagged path (the default): the sized replay sends what each rank's counts say, as MPI does.
+run("lagged" lagged lagged_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2
     ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THRESHOLD -x ASAN_OPTIONS ${EXE} ${iterations} short)
-message(STATUS "speculating: ${linked_err}\nagreeing: ${preloaded_err}")
-foreach(r linked preloaded)
+message(STATUS "speculating: ${linked_err}\nagreeing: ${preloaded_err}\nlagged: ${lagged_err}")
+foreach(r linked preloaded lagged)
   if(NOT "${${r}}" STREQUAL "${plain}")
     message(FATAL_ERROR "${r}: the receive buffers differ from plain MPI's:\n${${r}}\nplain:\n${plain}")
   endif()
