@@ -153,7 +153,8 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
        "rs_nl, rs_nlp, rs_nlph, rs_nlh, lp, quantised)\n"},
       {"help frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, gen, extract, report)\n"},
   };
-  for (const auto& [args, err] : cases) {
+  for (const auto& [args_, err] : cases) {
+    const auto& args = args_;
     CAPTURE(args);
     fs::remove_all(scratch_dir() / "stencil2d_16.plan");
     const Result r = commfit(args);
@@ -579,7 +580,8 @@ TEST_CASE("cli_auto_threads_give_the_serial_result") {
   std::ofstream(scratch_dir() / "threads_m.json") << limited;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"threads_ln.json", "tp.plan"}, {"threads_m.json", "tp.cfp"}, {"threads_r.json --tau 1e-4", "tp.plan"}};
-  for (const auto& [args, out] : cases) {
+  for (const auto& [args_, out] : cases) {
+    const auto& args = args_;
     std::map<std::string, std::string> serial_files;
     std::string serial_out, serial_err, serial_json;
     for (const char* threads : {"1", "2", "4"}) {
@@ -648,7 +650,8 @@ TEST_CASE("cli_node_map") {
       {"--node-map numbers.txt --topology full+node2", "commfit: error: numbers.txt: the machine full+node2 already places its ranks"},
       {"--node-map numbers.txt --topology torus:1", "commfit: error: numbers.txt: rank 1 is on node 1, but torus:1 has nodes 0 to 0"},
   };
-  for (const auto& [args, message] : bad) {
+  for (const auto& [args_, message] : bad) {
+    const auto& args = args_;
     CAPTURE(args);
     const Result r = commfit(std::string("plan dense8.json --strategy node -o bad.plan ") + args);
     CHECK(r.status == 2);

@@ -94,9 +94,10 @@ TEST_CASE("gen_stencil: non-periodic neighbour counts on 2D and 3D grids") {
 
 TEST_CASE("gen_stencil: periodic grids give every rank 4, 8, 6 or 26 neighbours") {
   const std::int64_t n = 6;
-  for (auto [grid, points, faces, edges, corners] :
+  for (auto [grid, points_, faces, edges, corners] :
        {std::tuple{std::vector<Rank>{3, 5}, 5, 4, 0, 0}, std::tuple{std::vector<Rank>{4, 3}, 9, 4, 4, 0},
         std::tuple{std::vector<Rank>{3, 4, 3}, 7, 6, 0, 0}, std::tuple{std::vector<Rank>{3, 3, 4}, 27, 6, 12, 8}}) {
+    const auto& points = points_;
     CAPTURE(points);
     const CommMatrix m = gen_stencil(grid, points, true, n, 4);
     const TrafficStats st = traffic_stats(m);
@@ -122,9 +123,10 @@ TEST_CASE("gen_stencil: the 4 x 4 5-point example is examples/stencil2d_16.json"
 }
 
 TEST_CASE("gen_transport_kl: fan-out k, l t bytes to (1 - l) k ranks, (1 - l) t to l k, every r and c equal t") {
-  for (auto [p, k, l, t] : {std::tuple{64, 32, 1.0 / 32, Bytes{320000}}, std::tuple{64, 2, 0.5, Bytes{1000}},
+  for (auto [p_, k_, l_, t] : {std::tuple{64, 32, 1.0 / 32, Bytes{320000}}, std::tuple{64, 2, 0.5, Bytes{1000}},
                             std::tuple{100, 8, 0.25, Bytes{77777}}, std::tuple{33, 32, 0.125, Bytes{4096}},
                             std::tuple{10, 1, 0.5, Bytes{55}}, std::tuple{256, 16, 1.0 / 16, Bytes{1 << 20}}}) {
+    const auto& p = p_; const auto& k = k_; const auto& l = l_;
     CAPTURE(p);
     CAPTURE(k);
     CAPTURE(l);
@@ -256,7 +258,8 @@ TEST_CASE("commfit gen: every kind writes a loadable matrix; seeds decide it") {
       {"sample-sort -n 16 --keys-per-rank 256 --zipf 1.2", true},
       {"moe -n 16 --tokens-per-rank 64 --top-k 2 --zipf 1.0", true},
   };
-  for (const auto& [args, seeded] : kinds) {
+  for (const auto& [args_, seeded] : kinds) {
+    const auto& args = args_;
     INFO(args);
     const test::CommandRun a = gen(args + " --seed 5 -o a.json");
     REQUIRE(a.status == 0);

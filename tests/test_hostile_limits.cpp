@@ -357,8 +357,9 @@ TEST_CASE("plans that declare more than their steps use: verify names rule 7 in 
   const long honest_kib = run_commfit({"verify", kMatrix, kGoodPlan}, s.dir).max_rss_kib;
   const std::string staging_line = ": rule 7: rank 1: staging_bytes 3221225472 but the steps use at most 2201\n";
   const std::string phases_line = ": rule 7: phases 16777216 but the steps use at most 6 (the phases after the last step are empty on every rank)\n";
-  for (const auto& [plan, line] : {std::pair{staged.string(), staging_line}, {staged_cfp.string(), staging_line}, {phases, phases_line},
+  for (const auto& [plan_, line] : {std::pair{staged.string(), staging_line}, {staged_cfp.string(), staging_line}, {phases, phases_line},
                                    {phases_cfp.string(), phases_line}}) {
+    const auto& plan = plan_;
     INFO(plan);
     const Child c = run_commfit({"verify", kMatrix, plan}, s.dir);
     margin.add(c, "verify " + plan);

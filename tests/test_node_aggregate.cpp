@@ -108,8 +108,10 @@ void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string&
       crossing[{node(t.from), node(t.to)}] += t.piece.bytes;
     }
   // Three steps: one message per node pair; two: at most one per rank of the sending node.
-  for (const auto& [nodes, pairs] : node_pairs)
+  for (const auto& [nodes_, pairs] : node_pairs) {
+    const auto& nodes = nodes_;
     CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(size(nodes.first)) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
+  }
   CHECK(crossing == expected);
   if (two) return;
   // Agents balanced by bytes (longest processing time first): on each node no speaker (listener)
@@ -125,7 +127,8 @@ void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string&
       total[node] += expected[nodes];
       largest[node] = std::max(largest[node], expected[nodes]);
     }
-    for (const auto& [r, bytes] : side == 0 ? speaks : listens) {
+    for (const auto& [r_, bytes_] : side == 0 ? speaks : listens) {
+      const auto& r = r_; const auto& bytes = bytes_;
       const Rank on = node(r);
       const Rank n = size(on);
       CHECK_MESSAGE(bytes * n <= total[on] + largest[on] * n, "rank " << r << (side == 0 ? " speaks" : " listens") << " for " << bytes << " B");
@@ -231,8 +234,9 @@ TEST_CASE("strategy node: the aggregation group is the node or a half, quarter, 
   PlanOptions o;
   o.strategy = "node";
   o.cost.bandwidth_Bps = 1.25e10;
-  for (const auto& [spec, m] : {std::pair{"fattree:2;4,2;1,2;1,1+node16", gen_uniform(128, 127, 256, 1)},
+  for (const auto& [spec_, m] : {std::pair{"fattree:2;4,2;1,2;1,1+node16", gen_uniform(128, 127, 256, 1)},
                                 std::pair{"full+node8", gen_uniform(64, 63, 8192, 2)}, std::pair{"full+node6", gen_dense(40, 2000, 3)}}) {
+    const auto& spec = spec_;
     CAPTURE(spec);
     o.topology = Topology::parse(spec);
     const Rank per = o.topology.ranks_per_node();

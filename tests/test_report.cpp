@@ -109,7 +109,8 @@ TEST_CASE("report_fill_link_counts_and_histogram") {
   CHECK(std::stod(m[1]) <= 100.0);
   CHECK(std::stod(m[1]) > 0.0);
   CHECK(html.find("1 phase;") != std::string::npos);
-  for (const auto& [topology, links] : {std::pair{"mesh:4x4", 48}, std::pair{"torus:4x4", 64}, std::pair{"mesh:4x2x2", 56}}) {
+  for (const auto& [topology_, links] : {std::pair{"mesh:4x4", 48}, std::pair{"torus:4x4", 64}, std::pair{"mesh:4x2x2", 56}}) {
+    const auto& topology = topology_;
     CAPTURE(topology);
     REQUIRE(cli("plan " + example("stencil2d_16.json") + " --topology " + topology + " -o mesh.plan -q").status == 0);
     REQUIRE(cli("report mesh.plan -o mesh.html -q").status == 0);

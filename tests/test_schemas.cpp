@@ -231,7 +231,8 @@ TEST_CASE("matrix fixtures: the loader and matrix.schema.json give the same verd
   REQUIRE(bad.size() >= 30);
   check_fixtures(good, bad, kMatrixLoaderOnly, [](const std::string&) -> const Schema& { return matrix_schema(); },
                  load_matrix_json);
-  for (const auto& [name, why] : kMatrixLoaderOnly) {
+  for (const auto& [name_, why_] : kMatrixLoaderOnly) {
+    const auto& name = name_; const auto& why = why_;
     INFO(name, ": ", why);
     CHECK(fs::exists(dir / "bad" / name));
   }
@@ -325,7 +326,8 @@ TEST_CASE("examples: every matrix passes the schema and the loader") {
 
 TEST_CASE("examples: the Transportation paper's figures keep their margins") {
   // Figure 1: r_i = c_j = 10 on 8 ranks; Figure 9: r_i = c_j = 17 on 4 ranks (diagonal included).
-  for (auto [name, p, t] : {std::tuple{"transport_fig1.json", 8, 10}, std::tuple{"transport_fig9.json", 4, 17}}) {
+  for (auto [name_, p, t] : {std::tuple{"transport_fig1.json", 8, 10}, std::tuple{"transport_fig9.json", 4, 17}}) {
+    const auto& name = name_;
     INFO(name);
     const auto m = commfit::parse_matrix_json(slurp(kRoot / "examples" / name), name).matrix;
     REQUIRE(m.ranks == p);
@@ -358,7 +360,8 @@ TEST_CASE("plan fixtures: the loaders and the plan schemas give the same verdict
     CHECK((n.rfind("manifest_", 0) == 0 || n.rfind("rank_", 0) == 0));
   }
   check_fixtures(good, bad, kPlanLoaderOnly, schema_for, loader);
-  for (const auto& [name, why] : kPlanLoaderOnly) {
+  for (const auto& [name_, why_] : kPlanLoaderOnly) {
+    const auto& name = name_; const auto& why = why_;
     INFO(name, ": ", why);
     CHECK(fs::exists(dir / "bad" / name));
   }

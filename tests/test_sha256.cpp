@@ -66,7 +66,8 @@ TEST_CASE("sha256: the examples' fingerprints are the ones OpenSSL gave") {
       {"transport_fig1", "32d18381722e5afbab64f44500ae8d6833af33359442f954a594dd4c9f6411e3"},
       {"transport_fig9", "41230881b80c60aafc163071549e628a4355cc6ad07c4b217ac39c9cfad7a0cc"},
   };
-  for (const auto& [name, digest] : cases) {
+  for (const auto& [name_, digest] : cases) {
+    const auto& name = name_;
     CAPTURE(name);
     const MatrixFile f = read_matrix(std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name + ".json");
     CHECK(matrix_fingerprint(f.matrix) == std::string("sha256:") + digest);

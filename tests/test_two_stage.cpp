@@ -350,7 +350,8 @@ TEST_CASE("two-stage split: 150 random matrices of random shapes") {
 }
 
 TEST_CASE("two-stage split: BHJ eq. (7) under the paper's assumptions, bins <= n/p^2 + (p-1)/2 and h/p + (p-1)/2") {
-  for (const auto& [c, per_rank, f] : bader_cases()) {
+  for (const auto& [c_, per_rank, f] : bader_cases()) {
+    const auto& c = c_;
     CAPTURE(c.name);
     const Rank p = c.m.ranks;
     const auto up = static_cast<std::int64_t>(p);

@@ -8,6 +8,8 @@
 #   COMMFIT_FUZZ_ONLY="fuzz_msh fuzz_mtx_pattern" tools/fuzz.sh 600    only those targets
 #   COMMFIT_EXE=build/commfit tools/fuzz.sh ...   make the seed plans with that commfit instead of
 #                                                 building one with clang here (tools/test.sh does)
+#   COMMFIT_FUZZ_BUILD_DIR=DIR tools/fuzz.sh ...  build and run the targets in DIR (build-fuzz/); a
+#                                                 build with COMMFIT_FUZZ on is used as configured
 # The targets run as many at a time as there are CPUs (each one process).
 # A failing input is kept in build-fuzz/artifacts-TARGET/ and the script exits 1: turn it into a
 # fixture with a golden (tests/fixtures, tools/update_error_goldens.sh).
@@ -17,8 +19,12 @@ limit=(-max_total_time="${1:-60}")
 [[ "${1:-}" == "--runs" ]] && limit=(-runs="${2:?--runs needs a count}" -seed=1)
 asked=("${limit[@]}")
 build=${COMMFIT_FUZZ_BUILD_DIR:-build-fuzz}
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
-  -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
+# A build configured with COMMFIT_FUZZ already (tools/test.sh's, which serves the tests too) is
+# used as it is; otherwise the directory gets a build of the fuzz targets alone.
+if ! grep -q '^COMMFIT_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMFIT_FUZZ=ON \
+    -DCOMMFIT_WITH_MPI=OFF -DCOMMFIT_BUILD_TESTS=OFF -DCOMMFIT_BUILD_BENCH=OFF > /dev/null
+fi
 exe=${COMMFIT_EXE:-}
 targets=(fuzz_matrix_json fuzz_matrix_market fuzz_plan_json fuzz_plan_binary fuzz_verify fuzz_msh fuzz_mtx_pattern fuzz_topology)
 [ -n "$exe" ] || targets+=(commfit)

@@ -83,7 +83,7 @@ fs::path edited_window_plan(const std::string& name) {
 // measure (its allocator's quarantine and shadow pages grow it by a few MiB, more or less on each
 // run, whatever the plan declares), so the peak of the live heap is counted instead, exactly, by
 // the sanitizer's malloc and free hooks.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(COMMFIT_TEST_ASAN)
 extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void*, std::size_t),
                                                          void (*)(const volatile void*));
 extern "C" std::size_t __sanitizer_get_allocated_size(const volatile void*);
