@@ -21,8 +21,11 @@ bash tools/setup.sh
 stage_done "dependencies"
 build=${COMMFIT_BUILD_DIR:-build}
 if [[ ${COMMFIT_SANITIZE:-ON} == ON ]]; then
-  # The compilers named on the command line, so that a build directory made with another one
-  # (the README's first command) is configured anew for clang.
+  # A build directory configured with another compiler (the README's first command makes one with
+  # the default) is configured anew: CMake cannot switch compilers in place.
+  if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++$' "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
   cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOMMFIT_SANITIZE=ON -DCOMMFIT_FUZZ=ON
   fuzz_build=$build
