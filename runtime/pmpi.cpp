@@ -559,6 +559,38 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   clock.planned(PMPI_Wtime() - plan_start);
 }
 
+// Pays or steps aside: every window of agreed calls, a communicator whose plans replayed fewer
+// than a quarter of them (patterns that never settle, or not planned) goes to MPI from then on,
+// with no agreement. The counts are agreed, so every rank steps aside at the same call. True when
+// it stepped aside now.
+bool steps_aside(CommState* s) {
+  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
+  if (s->agreed_calls % window != 0) return false;
+  const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
+  s->window_replays = s->replays;
+  if (!aside) return false;
+  ++totals.stepped_aside;
+  if (config.verbose > 1 && s->rank == 0)
+    std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
+                 s->size, window);
+  s->passthrough = true;
+  s->last = nullptr;
+  s->current = nullptr, s->current_pattern = nullptr;
+  for (auto& [other_sig, other] : s->patterns) other.executor.reset();
+  return true;
+}
+
+// The planning budget is spent on some rank (a flag of the agreement): no more planning on this
+// communicator, from the call where pattern `p` would be planned (`due`).
+void stop_planning(CommState* s, const Pattern& p, bool due) {
+  if (s->planning_stopped || p.executor || p.failed || !due) return;
+  s->planning_stopped = true;
+  ++totals.budget_stops;
+  if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
+    std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
+                         "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
+}
+
 // The lagged path, when a call begins: completes the last call's agreement (started when that call
 // ended, so it is done unless the program called again at once) and takes from it, on every rank
 // alike, the decisions of this call: the pattern's count and measured time, step aside, plan, and
@@ -596,30 +628,9 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock) {
                      s->size, plan_t, mpi_t, plan_t / mpi_t);
     }
   }
-  // Pays or steps aside, as on the agreed path.
-  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
-  if (s->agreed_calls % window == 0) {
-    const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
-    s->window_replays = s->replays;
-    if (aside) {
-      ++totals.stepped_aside;
-      if (config.verbose > 1 && s->rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
-                     s->size, window);
-      s->passthrough = true;
-      s->current = nullptr, s->current_pattern = nullptr;
-      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
-      return;
-    }
-  }
+  if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
-  if ((all[0] & 4) && !s->planning_stopped && !p.executor && !p.failed && p.calls >= config.threshold) {
-    s->planning_stopped = true;
-    ++totals.budget_stops;
-    if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
-      std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
-                           "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
-  }
+  if (all[0] & 4) stop_planning(s, p, p.calls >= config.threshold);
   if (!p.executor && !p.failed && !p.mpi_kept && !s->planning_stopped && !file_everywhere && p.calls >= config.threshold) {
     plan_pattern(comm, s, Signature{all[1], all[2]}, p, nullptr, clock);
     if (p.executor && !p.executor->whole_direct()) {   // agreed on every rank at load
@@ -826,24 +837,9 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   std::uint64_t all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, s->agree);
   ++s->calls, ++s->agreed_calls;
-  // Pays or steps aside: every window of agreed calls, a communicator whose plans replayed fewer
-  // than a quarter of them (patterns that never settle, or not planned) goes to MPI from then on,
-  // with no agreement. The counts are agreed, so every rank steps aside at the same call.
-  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
-  if (s->agreed_calls % window == 0) {
-    const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
-    s->window_replays = s->replays;
-    if (aside) {
-      ++totals.stepped_aside;
-      if (config.verbose > 1 && s->rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
-                     s->size, window);
-      s->passthrough = true;
-      s->last = nullptr;
-      for (auto& [other_sig, other] : s->patterns) other.executor.reset();
-      ++totals.to_mpi;
-      return to_mpi();
-    }
+  if (steps_aside(s)) {
+    ++totals.to_mpi;
+    return to_mpi();
   }
   if (all[0] & 1) {
     ++totals.not_eligible;
@@ -872,14 +868,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
         model = &other;
         break;
       }
-  // Planning over budget (agreed): no more planning on this communicator.
-  if ((all[0] & 4) && !s->planning_stopped && !p.executor && !p.failed && (model || p.calls >= config.threshold)) {
-    s->planning_stopped = true;
-    ++totals.budget_stops;
-    if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
-      std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
-                           "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
-  }
+  if (all[0] & 4) stop_planning(s, p, model || p.calls >= config.threshold);
   const bool plan_now = !p.executor && !p.failed && !s->planning_stopped && (model || p.calls >= config.threshold);
   if (plan_now) plan_pattern(comm, s, sig, p, model, clock);
   if (p.executor) {
