@@ -139,6 +139,9 @@ struct Executor::Impl {
   void replay(const Call& c);
   // A sized call of a whole, direct plan: the extra messages posted, the phases, the self copy.
   void replay_sized(const Call& c);
+  // A rank whose call is wrong (usage_error, or counts other than the plan's) where no collective
+  // tells the others: prints why (`mode` names the option that got here) and calls MPI_Abort.
+  [[noreturn]] void abort_alone(const Call& c, const std::string* usage_error, const char* mode);
   // The stand-in for a call that failed its checks on this rank.
   Call dry_call();
   // True when the counts of `c` are the plan's; else writes the first mismatch to `msg` (if given).

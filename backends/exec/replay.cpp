@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace commfit::exec {
@@ -39,7 +40,31 @@ void isend(const NetOp& op, const Call& c, char* stage, MPI_Comm comm, MPI_Reque
   post(true, op_address(op, c, stage), op_bytes(op, c), op.peer, op.tag, comm, req);
 }
 
+// Held while a call runs: a second thread calling the same Executor meanwhile gets Error (usage)
+// on its rank (its collectives would interleave with the first call's and hang every rank).
+struct OneCall {
+  std::atomic<bool>& busy;
+  OneCall(Executor::Impl& x, const char* what) : busy(x.busy) {
+    if (busy.exchange(true, std::memory_order_acquire))
+      throw Error(Error::Kind::usage, x.rank,
+                  "rank " + std::to_string(x.rank) + ": " + what + " was called while another thread is inside execute on the same "
+                  "Executor; an Executor runs one call at a time (give each thread its own Executor: each has its own communicator)");
+  }
+  ~OneCall() { busy.store(false, std::memory_order_release); }
+};
+
 }  // namespace
+
+void Executor::Impl::abort_alone(const Call& c, const std::string* usage_error, const char* mode) {
+  std::string msg = usage_error ? *usage_error : std::string();
+  if (!usage_error) counts_match(c, &msg);
+  std::fprintf(stderr,
+               "commfit exec: error: rank %d: %s\n(%s: the other ranks cannot be told without a collective, so the job is "
+               "aborted)\n",
+               rank, msg.c_str(), mode);
+  MPI_Abort(comm, 3);
+  std::abort();   // MPI_Abort does not return
+}
 
 bool contiguous(MPI_Datatype t, int* size) {
   MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
@@ -273,16 +298,7 @@ void Executor::Impl::replay_sized(const Call& c) {
 }
 
 void Executor::Impl::run(const Call& c, const std::string* usage_error) {
-  if (busy.exchange(true, std::memory_order_acquire))
-    throw Error(Error::Kind::usage, rank,
-                "rank " + std::to_string(rank) +
-                    ": execute was called while another thread is inside execute on the same Executor; an "
-                    "Executor runs one call at a time (give each thread its own Executor: each has its own "
-                    "communicator)");
-  struct Release {
-    std::atomic<bool>& flag;
-    ~Release() { flag.store(false, std::memory_order_release); }
-  } release{busy};
+  const OneCall one(*this, "execute");
   if (options.count_check == CountCheck::none) {
     // No agreement: the plan's own counts replay as they are; other counts replay sized where
     // the plan is whole and direct; else this rank cannot tell the others, and aborts.
@@ -300,28 +316,14 @@ void Executor::Impl::run(const Call& c, const std::string* usage_error) {
       sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
       replay_sized(sized);
     } else {
-      std::string msg = usage_error ? *usage_error : std::string();
-      if (!usage_error) counts_match(c, &msg);
-      std::fprintf(stderr,
-                   "commfit exec: error: rank %d: %s\n(count_check = none and the plan is not whole and direct: "
-                   "the other ranks cannot be told without a collective, so the job is aborted)\n",
-                   rank, msg.c_str());
-      MPI_Abort(comm, 3);
+      abort_alone(c, usage_error, "count_check = none and the plan is not whole and direct");
     }
     ++stats.executes;
     return;
   }
   if (options.count_check == CountCheck::first_call && counts_agreed) {
     // Trusted calls: a local check only; a mismatch cannot be told to the others.
-    if (usage_error != nullptr || !counts_match(c, nullptr)) {
-      std::string msg = usage_error ? *usage_error : std::string();
-      if (!usage_error) counts_match(c, &msg);
-      std::fprintf(stderr,
-                   "commfit exec: error: rank %d: %s\n(count_check = first_call: the other ranks cannot be "
-                   "told without a collective, so the job is aborted)\n",
-                   rank, msg.c_str());
-      MPI_Abort(comm, 3);
-    }
+    if (usage_error != nullptr || !counts_match(c, nullptr)) abort_alone(c, usage_error, "count_check = first_call");
     replay(c);
     ++stats.executes;
     return;
@@ -389,13 +391,7 @@ void Executor::execute_sized(const void* sendbuf, const std::int64_t* send_bytes
   if (!x.whole)
     throw Error(Error::Kind::usage, x.rank,
                 "rank " + std::to_string(x.rank) + ": execute_sized needs a whole, direct plan (" + x.origin + " is not)");
-  if (x.busy.exchange(true, std::memory_order_acquire))
-    throw Error(Error::Kind::usage, x.rank,
-                "rank " + std::to_string(x.rank) + ": execute_sized was called while another thread is inside the same Executor");
-  struct Release {
-    std::atomic<bool>& flag;
-    ~Release() { flag.store(false, std::memory_order_release); }
-  } release{x.busy};
+  const OneCall one(x, "execute_sized");
   Call c;
   c.sbuf = static_cast<const char*>(sendbuf);
   c.rbuf = static_cast<char*>(recvbuf);
