@@ -4,10 +4,12 @@
 // No intercepted call waits for a collective of the interposer's own (the lagged path, the
 // default). Each call runs what every rank already agreed on: MPI, or a cached whole and direct
 // plan replayed with the call's own counts (Executor::execute_sized: both ends of every message
-// know its size, so any counts that are MPI's are replayed right). When the call ends, each rank
-// starts an MPI_Iallreduce on a private duplicate of the communicator with a 128-bit signature of
-// the whole count matrix (each rank folds a hash of its own byte counts into it), a signature of
-// where the counts are nonzero, and its time in the call; the next call completes it, long done,
+// know its size, so any counts that are MPI's are replayed right). At the end of one call in every
+// few, each rank starts an agreement (runtime/stepped_allreduce.h: recursive doubling over
+// point-to-point messages on a private duplicate of the communicator, one step a call) on a 128-bit
+// signature of that call's whole count matrix (each rank folds a hash of its own byte counts into
+// it), a signature of where the counts are nonzero, and its time in the call; the calls after it
+// carry it on as far as its messages have come, the one log2(p) calls later completes it, long done,
 // and every rank takes the same decisions from it: a signature seen COMMFIT_THRESHOLD times is
 // planned in-job (runtime/in_job.hpp) and its executor cached on the communicator; the plan
 // replays the next calls (those of other sizes of its sparsity pattern too); a plan measured
@@ -36,6 +38,7 @@
 #include "runtime/adapt.hpp"
 #include "runtime/in_job.hpp"
 #include "runtime/pmpi_signature.h"
+#include "runtime/stepped_allreduce.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -152,13 +155,16 @@ struct CommState {
   // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
-  // The lagged path: the agreement of the last call (started when it ended, completed when the
-  // next call begins), what that call ran, and what every rank runs on the next one.
-  MPI_Request pending = MPI_REQUEST_NULL;
-  std::uint64_t lag_mine[6] = {}, lag_all[6] = {};
+  // The lagged path: the agreement on one call (started when it ends, one step advanced in each
+  // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
+  // what that call ran, and what every rank runs on the next one.
+  std::unique_ptr<commfit::pmpi::SteppedAllreduce> agreement;
+  bool lag_open = false;                         // an agreement started whose decisions are not taken yet
+  int lag = 0;                                   // calls begun since it started
+  int lag_skip = 0;                              // calls to let pass before the next one starts
+  Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
-  Executor* ran = nullptr;                       // what the last call replayed (null: MPI)
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
   std::vector<std::int64_t> sized[4];            // a sized call's send and receive bytes and byte displacements
   std::vector<char> packed_send, packed_recv;    // non-contiguous datatypes, packed and unpacked around a replay
@@ -191,7 +197,7 @@ std::vector<std::pair<MPI_Comm, CommState*>> live;   // for MPI_Finalize: the st
 MPI_Op fold_op = MPI_OP_NULL;
 
 void retire(CommState* s) {
-  if (s->pending != MPI_REQUEST_NULL) PMPI_Wait(&s->pending, MPI_STATUS_IGNORE);   // every rank has it pending
+  s->agreement.reset();   // waits for an agreement still under way (every rank has it)
   for (auto& [sig, p] : s->patterns) {
     if (p.replays > 0 && p.mpi_calls > 0) {
       const double n = static_cast<double>(p.replays);
@@ -218,12 +224,16 @@ int delete_state(MPI_Comm, int, void* value, void*) {
 
 // v[0]: OR of flags; v[1..4]: XOR of the ranks' parts of the two signatures; v[5] (the lagged
 // path's): the largest of the ranks' call times, doubles >= 0, whose bits order as integers do.
-void fold(void* in, void* inout, int* len, MPI_Datatype*) {
-  const auto* a = static_cast<const std::uint64_t*>(in);
-  auto* b = static_cast<std::uint64_t*>(inout);
+void fold_words(const std::uint64_t* a, std::uint64_t* b, int len) {
   b[0] |= a[0];
-  for (int k = 1; k < std::min(*len, 5); ++k) b[k] ^= a[k];
-  if (*len > 5) b[5] = std::max(a[5], b[5]);
+  for (int k = 1; k < std::min(len, 5); ++k) b[k] ^= a[k];
+  if (len > 5) b[5] = std::max(a[5], b[5]);
+}
+void fold(void* in, void* inout, int* len, MPI_Datatype*) {
+  fold_words(static_cast<const std::uint64_t*>(in), static_cast<std::uint64_t*>(inout), *len);
+}
+void fold_lagged(const std::uint64_t* in, std::uint64_t* inout) {
+  fold_words(in, inout, commfit::pmpi::SteppedAllreduce::kWords);
 }
 
 void say(const char* fmt, const std::string& text) {
@@ -412,6 +422,7 @@ CommState* state_of(MPI_Comm comm) {
   }
   if (!s->passthrough) {
     PMPI_Comm_dup(comm, &s->agree);
+    s->agreement = std::make_unique<commfit::pmpi::SteppedAllreduce>(s->agree, 1, fold_lagged);
     if (!config.plan_file.empty()) {
       // The plan file serves this communicator when every rank reads its schedule for this size
       // (agreed before the executor, which is collective, is built) and the executor loads it with
@@ -591,14 +602,20 @@ void stop_planning(CommState* s, const Pattern& p, bool due) {
                          "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
 }
 
-// The lagged path, when a call begins: completes the last call's agreement (started when that call
-// ended, so it is done unless the program called again at once) and takes from it, on every rank
-// alike, the decisions of this call: the pattern's count and measured time, step aside, plan, and
-// which plan (or MPI) this call runs.
-void settle(MPI_Comm comm, CommState* s, CallClock& clock) {
-  if (s->pending == MPI_REQUEST_NULL) return;
-  PMPI_Wait(&s->pending, MPI_STATUS_IGNORE);
-  const std::uint64_t* all = s->lag_all;
+// The lagged path, when a call begins: advances the agreement under way by what has arrived; on
+// the call `steps()` after the one it agrees on (or at once, `now`: a call that agrees on its own
+// first) completes it, and takes from it, on every rank alike, the decisions of this call: the
+// pattern's count and measured time, step aside, plan, and which plan (or MPI) this call runs.
+void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
+  if (!s->lag_open) return;
+  const bool due = now || ++s->lag >= s->agreement->steps();
+  s->agreement->advance(due);
+  if (!due) return;
+  s->lag_open = false;
+  // The next agreement is on the next call or the one after, by a draw every rank makes alike: a
+  // program that alternates its patterns in step with the agreements still has each one seen.
+  s->lag_skip = static_cast<int>(mix(s->agreed_calls) & 1);
+  const std::uint64_t* all = s->agreement->result();
   double slowest = 0;   // the slowest rank's time in the last call
   std::memcpy(&slowest, &all[5], sizeof slowest);
   ++s->calls, ++s->agreed_calls;
@@ -607,9 +624,9 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock) {
   // What the last call ran, timed by its slowest rank: the plan of its own pattern, another plan
   // of the same sparsity, or MPI. The first replay is left out of the plan's time (it pays its
   // connections), as MPI's first call is of MPI's.
-  if (s->ran) {
+  if (s->sampled_ran) {
     ++s->replays;
-    if (s->ran == p.executor.get()) (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
+    if (s->sampled_ran == p.executor.get()) (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
     else ++totals.other_counts;   // another pattern's plan replayed these counts
   } else {
     (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += slowest;
@@ -716,15 +733,9 @@ template <class ToMpi>
 int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, std::int64_t sstride,
                     MPI_Datatype stype, void* recvbuf, const int* rcounts, const int* rdispls, std::int64_t rstride, MPI_Datatype rtype,
                     ToMpi to_mpi) {
-  int ssize = 0, rsize = 0;
-  PMPI_Type_size(stype, &ssize);
-  PMPI_Type_size(rtype, &rsize);
-  if (s->view.see(s->size, scounts, ssize, rcounts, rsize) && s->file_plan)
-    s->file_fits = std::equal(s->file_sends.begin(), s->file_sends.end(), s->view.sendbytes()) &&
-                   std::equal(s->file_recvs.begin(), s->file_recvs.end(), s->view.recvbytes());
   const double t = PMPI_Wtime();
   int rc = MPI_SUCCESS;
-  s->ran = s->current;
+  Executor* ran = s->current;
   if (s->current) {
     replay_sized(comm, s, *s->current, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
     ++totals.replayed, ++totals.at_once;
@@ -734,14 +745,31 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
     ++totals.to_mpi;
   }
   const double took = PMPI_Wtime() - t;
+  if (s->lag_open) {   // the agreement under way: on with it, as far as its messages have come
+    s->agreement->advance(false);
+    return rc;
+  }
+  if (s->lag_skip > 0) {
+    --s->lag_skip;
+    return rc;
+  }
+  // This call is the one the next agreement is on: this rank's counts, their hashes, its time.
+  int ssize = 0, rsize = 0;
+  PMPI_Type_size(stype, &ssize);
+  PMPI_Type_size(rtype, &rsize);
+  if (s->view.see(s->size, scounts, ssize, rcounts, rsize) && s->file_plan)
+    s->file_fits = std::equal(s->file_sends.begin(), s->file_sends.end(), s->view.sendbytes()) &&
+                   std::equal(s->file_recvs.begin(), s->file_recvs.end(), s->view.recvbytes());
   const std::uint64_t h = s->view.sizes(), z = s->view.structure();
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
   const bool file_fits = s->file_plan && s->file_fits;
-  std::uint64_t* mine = s->lag_mine;
+  std::uint64_t mine[commfit::pmpi::SteppedAllreduce::kWords];
   mine[0] = (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u);
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
-  PMPI_Iallreduce(mine, s->lag_all, 6, MPI_UINT64_T, fold_op, s->agree, &s->pending);
+  s->sampled_ran = ran;
+  s->lag_open = true, s->lag = 0;
+  s->agreement->start(mine);
   return rc;
 }
 
@@ -774,8 +802,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     }
     if (!s->agreed_only)
       return exchange_lagged(comm, s, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype, to_mpi);
-  } else if (s->pending != MPI_REQUEST_NULL) {
-    settle(comm, s, clock);   // a lagged call's agreement before this call's own
+  } else if (s->lag_open) {
+    settle(comm, s, clock, true);   // a lagged call's agreement before this call's own
   }
   // The fast path: replay the last pattern at once, with no agreement of its own. The executor
   // compares every rank's counts with its plan in an MPI_Iallreduce that overlaps the replay, and

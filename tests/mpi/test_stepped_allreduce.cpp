@@ -1,0 +1,123 @@
+// The interposer's agreement (runtime/stepped_allreduce.h) against MPI_Allreduce with the same fold
+// (OR of word 0, XOR of words 1-4, max of word 5): 200 reductions back to back on one communicator,
+// each rank's words drawn from (rank, round), each advanced by a rank-dependent number of
+// non-waiting steps (some ranks sleep a little first) before its result is waited for; then 40 on
+// each communicator of the first k ranks, k = 1 .. p (powers of two and not). The last reduction on
+// each is left under way for the destructor to finish. Exit 0 when every result is MPI_Allreduce's
+// on every rank; otherwise each difference is printed.
+// Usage: mpirun -np N test_stepped_allreduce
+#include "runtime/stepped_allreduce.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+namespace {
+
+using commfit::pmpi::SteppedAllreduce;
+constexpr int kWords = SteppedAllreduce::kWords;
+
+void fold_words(const std::uint64_t* a, std::uint64_t* b) {
+  b[0] |= a[0];
+  for (int k = 1; k < 5; ++k) b[k] ^= a[k];
+  b[5] = std::max(a[5], b[5]);
+}
+
+void fold_op(void* in, void* inout, int*, MPI_Datatype*) {
+  fold_words(static_cast<const std::uint64_t*>(in), static_cast<std::uint64_t*>(inout));
+}
+
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+void words(int rank, int round, std::uint64_t* w) {
+  for (int k = 0; k < kWords; ++k) w[k] = splitmix((std::uint64_t(round) << 32) ^ (std::uint64_t(rank) << 8) ^ std::uint64_t(k));
+  w[0] &= 1ull << (rank % 64);   // flags: one bit each, some set
+}
+
+// Runs `rounds` reductions on `comm`; the number of failures.
+int check(MPI_Comm comm, int rounds, MPI_Op op, const char* what) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm agree;
+  MPI_Comm_dup(comm, &agree);
+  int failures = 0;
+  {
+    SteppedAllreduce ag(agree, 1, fold_words);
+    int expected_steps = 0;
+    while ((2 << expected_steps) <= size) ++expected_steps;
+    if ((1 << expected_steps) < size) expected_steps += 2;
+    if (ag.steps() != expected_steps) {
+      std::fprintf(stderr, "%s rank %d: %d steps at p = %d, expected %d\n", what, rank, ag.steps(), size, expected_steps);
+      ++failures;
+    }
+    for (int round = 0; round < rounds; ++round) {
+      std::uint64_t mine[kWords], want[kWords];
+      words(rank, round, mine);
+      MPI_Allreduce(mine, want, kWords, MPI_UINT64_T, op, comm);
+      ag.start(mine);
+      const int tries = static_cast<int>(splitmix(std::uint64_t(round) * 31 + std::uint64_t(rank)) % 6);
+      for (int t = 0; t < tries; ++t) {
+        if ((rank + round + t) % 3 == 0) {
+          const timespec nap{0, 20000};
+          nanosleep(&nap, nullptr);
+        }
+        ag.advance(false);
+      }
+      if (!ag.advance(true) || ag.active()) {
+        std::fprintf(stderr, "%s rank %d round %d: no result after waiting\n", what, rank, round);
+        ++failures;
+        continue;
+      }
+      for (int k = 0; k < kWords; ++k)
+        if (ag.result()[k] != want[k]) {
+          std::fprintf(stderr, "%s rank %d round %d word %d: %016" PRIx64 ", MPI_Allreduce %016" PRIx64 "\n", what, rank, round, k, ag.result()[k],
+                       want[k]);
+          ++failures;
+          break;
+        }
+    }
+    // One left under way: the destructor waits for it (as the interposer's does before freeing).
+    std::uint64_t mine[kWords];
+    words(rank, rounds, mine);
+    ag.start(mine);
+    ag.advance(false);
+  }
+  MPI_Comm_free(&agree);
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Op op;
+  MPI_Op_create(fold_op, 1, &op);
+  int failures = check(MPI_COMM_WORLD, 200, op, "world");
+  // Every size from 1 to p: the first k ranks (others sit out).
+  for (int k = 1; k <= size; ++k) {
+    MPI_Comm part;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : MPI_UNDEFINED, rank, &part);
+    if (part != MPI_COMM_NULL) {
+      char what[32];
+      std::snprintf(what, sizeof what, "first %d", k);
+      failures += check(part, 40, op, what);
+      MPI_Comm_free(&part);
+    }
+  }
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("stepped allreduce: %d failures over p = 1..%d\n", total, size);
+  MPI_Op_free(&op);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
