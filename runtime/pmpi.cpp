@@ -155,13 +155,14 @@ struct CommState {
   // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
-  // The lagged path: the agreement on one call (started when it ends, one step advanced in each
+  // The lagged path: the agreement on one call (started when it ends, one step taken in each
   // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
   // what that call ran, and what every rank runs on the next one.
   std::unique_ptr<commfit::pmpi::SteppedAllreduce> agreement;
   bool lag_open = false;                         // an agreement started whose decisions are not taken yet
-  int lag = 0;                                   // calls begun since it started
   int lag_skip = 0;                              // calls to let pass before the next one starts
+  int lag_gap = 0;                               // ... doubled while agreements see one pattern
+  Signature lag_last;                            // the pattern the last agreement saw
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
@@ -602,20 +603,26 @@ void stop_planning(CommState* s, const Pattern& p, bool due) {
                          "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
 }
 
-// The lagged path, when a call begins: advances the agreement under way by what has arrived; on
-// the call `steps()` after the one it agrees on (or at once, `now`: a call that agrees on its own
-// first) completes it, and takes from it, on every rank alike, the decisions of this call: the
-// pattern's count and measured time, step aside, plan, and which plan (or MPI) this call runs.
+// The lagged path, when a call begins: takes the next step of the agreement under way (posted a
+// call earlier, so its messages are there unless a partner is a call behind); on the call
+// `steps()` after the one it agrees on (or at once, `now`: a call that agrees on its own first) it
+// is complete, and every rank takes from it, alike, the decisions of this call: the pattern's count
+// and measured time, step aside, plan, and which plan (or MPI) this call runs.
 void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   if (!s->lag_open) return;
-  const bool due = now || ++s->lag >= s->agreement->steps();
-  s->agreement->advance(due);
-  if (!due) return;
+  if (now) s->agreement->finish();
+  else if (!s->agreement->step()) return;
   s->lag_open = false;
-  // The next agreement is on the next call or the one after, by a draw every rank makes alike: a
-  // program that alternates its patterns in step with the agreements still has each one seen.
-  s->lag_skip = static_cast<int>(mix(s->agreed_calls) & 1);
   const std::uint64_t* all = s->agreement->result();
+  // The next agreement: after a gap that doubles (up to 64 calls) while agreements see the same
+  // pattern and is 0 after a change, and one call more or not by a draw every rank makes alike (a
+  // program that alternates its patterns in step with the agreements still has each one seen). A
+  // steady exchange then pays about one message in 64 calls; what it replays needs no agreement.
+  constexpr int kMaxGap = 64;
+  const Signature seen{all[1], all[2]};
+  s->lag_gap = seen == s->lag_last ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
+  s->lag_last = seen;
+  s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
   double slowest = 0;   // the slowest rank's time in the last call
   std::memcpy(&slowest, &all[5], sizeof slowest);
   ++s->calls, ++s->agreed_calls;
@@ -745,10 +752,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
     ++totals.to_mpi;
   }
   const double took = PMPI_Wtime() - t;
-  if (s->lag_open) {   // the agreement under way: on with it, as far as its messages have come
-    s->agreement->advance(false);
-    return rc;
-  }
+  if (s->lag_open) return rc;   // the agreement under way takes its next step in the next call
   if (s->lag_skip > 0) {
     --s->lag_skip;
     return rc;
@@ -768,7 +772,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
   s->sampled_ran = ran;
-  s->lag_open = true, s->lag = 0;
+  s->lag_open = true;
   s->agreement->start(mine);
   return rc;
 }

@@ -6,10 +6,12 @@
 // most. The fold must be commutative and associative (OR, XOR, max).
 //
 // Why not MPI_Iallreduce: an implementation may progress a nonblocking collective only inside MPI
-// calls, or (SimGrid 3.32 SMPI) run it as p^2 messages; here each step's messages are posted when
-// the step before completes, `advance` completes whatever has arrived without waiting, and a call
-// that must have the result waits only for what is missing. Not installed; header-only so that
-// the test (tests/mpi/test_stepped_allreduce.cpp) and the SMPI build see what the interposer runs.
+// calls, or (SimGrid 3.32 SMPI) run it as p^2 messages. Here the caller takes one step at a time
+// (`step`, once per intercepted call): it completes the step posted one call earlier, whose
+// messages have long arrived when the ranks call at about the same pace, and posts the next. No
+// MPI_Test: polling costs a simulated 100 us per call under SMPI's defaults, and a step waited
+// for a call later needs none. Not installed; header-only so that the test
+// (tests/mpi/test_stepped_allreduce.cpp) and the SMPI build see what the interposer runs.
 #pragma once
 
 // MPI's C API only.
@@ -42,7 +44,7 @@ class SteppedAllreduce {
   SteppedAllreduce& operator=(const SteppedAllreduce&) = delete;
   ~SteppedAllreduce() { finish(); }
 
-  // The number of steps: a call that advances once per call has the result after this many calls.
+  // The number of steps: taking one per call, the result is there this many calls after start.
   int steps() const { return steps_; }
   bool active() const { return step_ >= 0; }
 
@@ -55,28 +57,25 @@ class SteppedAllreduce {
     post();
   }
 
-  // Completes the steps whose messages have arrived and posts the next; with `wait`, waits until
-  // the result is there. True when it is (result()); the reduction is then no longer active.
-  bool advance(bool wait) {
-    while (step_ >= 0) {
-      int done = 1;
-      if (wait) PMPI_Waitall(2, req_, MPI_STATUSES_IGNORE);
-      else PMPI_Testall(2, req_, &done, MPI_STATUSES_IGNORE);
-      if (!done) return false;
-      if (receiving_ && replacing_) std::memcpy(acc_, in_, sizeof acc_);
-      else if (receiving_) fold_(in_, acc_);
-      if (++step_ == steps_) {
-        step_ = -1;
-        return true;
-      }
+  // Completes the current step (waiting for its messages) and posts the next. True when the result
+  // is there (result()); the reduction is then no longer active.
+  bool step() {
+    if (step_ < 0) return true;
+    PMPI_Waitall(2, req_, MPI_STATUSES_IGNORE);
+    if (receiving_ && replacing_) std::memcpy(acc_, in_, sizeof acc_);
+    else if (receiving_) fold_(in_, acc_);
+    if (++step_ < steps_) {
       post();
+      return false;
     }
+    step_ = -1;
     return true;
   }
 
-  // Waits for a reduction still active (its result is dropped): before `comm` is freed.
+  // Takes every step left: the result at once.
   void finish() {
-    if (step_ >= 0) advance(true);
+    while (!step()) {
+    }
   }
 
   const std::uint64_t* result() const { return acc_; }

@@ -100,7 +100,7 @@ set(variant_iterations ${iterations})
 # COMMFIT_MAX_PLANS=1: each new plan drops the least recently used one; the bytes stay MPI's. The
 # agreements see one call in log2(p) or so, so the run is longer: a communicator's second pattern
 # (MPI_Alltoall's, every 4th iteration) must be seen twice to be planned.
-set(variant_iterations 96)
+set(variant_iterations 200)
 preloaded_variant("COMMFIT_MAX_PLANS=1" " ([1-9][0-9]*) plans dropped" "no plan was dropped"
                   COMMFIT_MAX_PLANS=1 COMMFIT_THRESHOLD=2)
 set(variant_iterations ${iterations})

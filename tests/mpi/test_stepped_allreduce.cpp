@@ -1,7 +1,8 @@
 // The interposer's agreement (runtime/stepped_allreduce.h) against MPI_Allreduce with the same fold
 // (OR of word 0, XOR of words 1-4, max of word 5): 200 reductions back to back on one communicator,
-// each rank's words drawn from (rank, round), each advanced by a rank-dependent number of
-// non-waiting steps (some ranks sleep a little first) before its result is waited for; then 40 on
+// each rank's words drawn from (rank, round), each taken a step at a time with some ranks sleeping
+// a little before a step, and the rest finished at once after a number of steps drawn per round
+// (the same on every rank: they finish together, as the interposer's checking calls do); then 40 on
 // each communicator of the first k ranks, k = 1 .. p (powers of two and not). The last reduction on
 // each is left under way for the destructor to finish. Exit 0 when every result is MPI_Allreduce's
 // on every rank; otherwise each difference is printed.
@@ -62,15 +63,21 @@ int check(MPI_Comm comm, int rounds, MPI_Op op, const char* what) {
       words(rank, round, mine);
       MPI_Allreduce(mine, want, kWords, MPI_UINT64_T, op, comm);
       ag.start(mine);
-      const int tries = static_cast<int>(splitmix(std::uint64_t(round) * 31 + std::uint64_t(rank)) % 6);
-      for (int t = 0; t < tries; ++t) {
+      const int steps = static_cast<int>(splitmix(std::uint64_t(round) * 31) % (ag.steps() + 2));
+      bool done = ag.steps() == 0;
+      for (int t = 0; t < steps && !done; ++t) {
         if ((rank + round + t) % 3 == 0) {
           const timespec nap{0, 20000};
           nanosleep(&nap, nullptr);
         }
-        ag.advance(false);
+        done = ag.step();
       }
-      if (!ag.advance(true) || ag.active()) {
+      if (done != (steps >= ag.steps())) {
+        std::fprintf(stderr, "%s rank %d round %d: %s after %d of %d steps\n", what, rank, round, done ? "done" : "not done", steps, ag.steps());
+        ++failures;
+      }
+      ag.finish();
+      if (ag.active()) {
         std::fprintf(stderr, "%s rank %d round %d: no result after waiting\n", what, rank, round);
         ++failures;
         continue;
@@ -87,7 +94,7 @@ int check(MPI_Comm comm, int rounds, MPI_Op op, const char* what) {
     std::uint64_t mine[kWords];
     words(rank, rounds, mine);
     ag.start(mine);
-    ag.advance(false);
+    ag.step();
   }
   MPI_Comm_free(&agree);
   return failures;

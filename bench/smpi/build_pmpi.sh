@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the PMPI interposer for SimGrid 3.32 SMPI as OUT_DIR/libcommfit_pmpi_smpi.a: runtime/pmpi.cpp,
+# in-job planning (runtime/in_job.cpp, adapt.cpp) and the executor (backends/exec/*.cpp) compiled
+# by smpicxx; the MPI-free planner and plan readers are the main build's libcommfit_planner.a and
+# libcommfit_ir.a (plain g++, position-independent, same ABI). SMPI declares its MPI_* entry points
+# weak and its PMPI_* ones strong, so an unmodified SMPI program linked with the archive whole takes
+# its MPI_Alltoallv and MPI_Alltoall calls through the interposer (its globals are per rank under
+# SMPI's privatization, the default):
+#
+#   bench/smpi/build_pmpi.sh CORE_BUILD_DIR OUT_DIR
+#   smpicxx prog.o -Wl,--whole-archive OUT_DIR/libcommfit_pmpi_smpi.a -Wl,--no-whole-archive \
+#       CORE_BUILD_DIR/libcommfit_planner.a CORE_BUILD_DIR/libcommfit_ir.a -o prog
+#
+# It also builds bench/smpi/smpi_halo.c twice, OUT_DIR/smpi_halo (plain SMPI) and
+# OUT_DIR/smpi_halo_pmpi (linked as above): the unmodified halo program of bench/smpi/pmpi_halo.sh.
+# Exit status 3 (and a message) when smpicxx is absent. Recompiles only what changed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+core=${1:?usage: build_pmpi.sh CORE_BUILD_DIR OUT_DIR}
+out=${2:?usage: build_pmpi.sh CORE_BUILD_DIR OUT_DIR}
+if ! command -v smpicxx >/dev/null 2>&1; then
+  echo "build_pmpi.sh: smpicxx not found (Debian package simgrid / libsimgrid-dev)" >&2
+  exit 3
+fi
+for lib in libcommfit_planner.a libcommfit_ir.a; do
+  [[ -f $core/$lib ]] || { echo "build_pmpi.sh: $core/$lib missing (build targets commfit_planner and commfit_ir first)" >&2; exit 2; }
+done
+mkdir -p "$out/obj-pmpi"
+flags=(-std=c++20 -O2 -g0 -DNDEBUG -DCOMMFIT_VERSION=\"smpi\" -I"$root" -I"$root/backends/exec" -I/usr/include/eigen3)
+cc=(smpicxx); command -v ccache >/dev/null 2>&1 && cc=(ccache smpicxx)
+objs=()
+for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runtime/{in_job,adapt,pmpi}.cpp "$here/smpi_iallreduce.cpp"; do
+  obj="$out/obj-pmpi/$(basename "${src%.cpp}").o"
+  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/backends/exec" "$root/runtime" "$root/ir" "$root/planner" "$root/backends" -maxdepth 1 -name '*.h*' -newer "$obj" -print -quit) ]]; then
+    echo "smpicxx $(basename "$src")" >&2
+    extra=()
+    # The executor's one count-check MPI_Iallreduce (the checking mode's first replay of a plan)
+    # as a blocking MPI_Allreduce: SMPI 3.32's is p^2 messages (smpi_iallreduce.cpp).
+    [[ $(basename "$src") == replay.cpp ]] && extra=(-DMPI_Iallreduce=commfit_smpi_iallreduce)
+    "${cc[@]}" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj"
+  fi
+  objs+=("$obj")
+done
+rm -f "$out/libcommfit_pmpi_smpi.a"
+ar rcs "$out/libcommfit_pmpi_smpi.a" "${objs[@]}"
+smpicc -O2 -c "$here/smpi_halo.c" -o "$out/obj-pmpi/smpi_halo.o"
+smpicxx "$out/obj-pmpi/smpi_halo.o" -o "$out/smpi_halo"
+smpicxx "$out/obj-pmpi/smpi_halo.o" -Wl,--whole-archive "$out/libcommfit_pmpi_smpi.a" -Wl,--no-whole-archive \
+  "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/smpi_halo_pmpi"
+echo "$out/libcommfit_pmpi_smpi.a"
