@@ -16,10 +16,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <new>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -282,58 +285,104 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
   return plan_in_job(user_comm, sendbytes, recvbytes, options, report, "", 1);
 }
 
-Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
-                     InJobReport* report, const std::string& caller_error, int elem_size) {
-  const double start = MPI_Wtime();
-  int is_inter = 0;
-  MPI_Comm_test_inter(user_comm, &is_inter);
-  if (is_inter) throw Error(Error::Kind::usage, 0, "in-job planning needs an intracommunicator");
+// What a planning job holds between its two collective halves.
+struct PlanningJob::State {
+  MPI_Comm user_comm = MPI_COMM_NULL;
   CommGuard guard;   // the gathers and the schedules travel on a duplicate: never matched by the application
-  MPI_Comm_dup(user_comm, &guard.comm);
-  const MPI_Comm comm = guard.comm;
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  agree_arguments(comm, caller_error, options, elem_size);
-  const int root = options.root;
-  agree(comm, Error::Kind::usage,
-        root < 0 || root >= size ? "root " + std::to_string(root) + " is not a rank of the communicator (" + std::to_string(size) + " ranks)" : "");
-
-  CommMatrix m = gather_matrix(comm, sendbytes, recvbytes, root);
-  std::string local, root_error;
-  // A machine given in options.plan (C++ callers fill it directly) is kept as given.
-  const Topology nodes = options.detect_nodes && options.plan.topology == Topology() ? detect_nodes(comm) : Topology();
-
-  // The root plans; anything it throws becomes every rank's error.
+  int rank = 0, size = 0, root = 0;
+  InJobOptions options;
+  double start = 0;
+  // The root's: the matrix, the plan made from it on `worker` (or at once), or its error.
+  CommMatrix m;
+  Topology nodes;
   Plan plan;
-  if (rank == root) {
+  std::string root_error;
+  double plan_seconds = 0;
+  std::thread worker;
+  std::atomic<bool> done{false};
+
+  void make() {   // the root's planning: no MPI in here (it may run on a thread of its own)
+    const auto t0 = std::chrono::steady_clock::now();
     try {
-      {
-        PlanOptions po = options.plan;
-        if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
-        if (nodes.ranks_per_node() > 1) po.topology = nodes;
-        // The offline planner's memory estimate, against what this machine and its cgroup allow:
-        // refused on every rank before the root starts building.
-        check_plan_memory(m, po, "in-job planning", std::nullopt);
-        plan = make_plan(m, po);
-        if (!options.keep.empty()) {   // a directory of this user's (made 0700 when missing), not one others may write in
-          const Directory keep = Directory::private_dir(options.keep, false);
-          write_file_atomic(matrix_json(m), keep, "matrix.json", 0644);
-          write_plan_dir(plan, keep.path() / "plan");
-        }
+      PlanOptions po = options.plan;
+      if (options.memory_per_rank >= 0) po.memory.assign(static_cast<std::size_t>(size), static_cast<Bytes>(options.memory_per_rank));
+      if (nodes.ranks_per_node() > 1) po.topology = nodes;
+      // The offline planner's memory estimate, against what this machine and its cgroup allow:
+      // refused on every rank before the root starts building.
+      check_plan_memory(m, po, "in-job planning", std::nullopt);
+      plan = make_plan(m, po);
+      if (!options.keep.empty()) {   // a directory of this user's (made 0700 when missing), not one others may write in
+        const Directory keep = Directory::private_dir(options.keep, false);
+        write_file_atomic(matrix_json(m), keep, "matrix.json", 0644);
+        write_plan_dir(plan, keep.path() / "plan");
       }
     } catch (const std::bad_alloc&) {
       root_error = "out of memory while planning";
     } catch (const std::exception& e) {
       root_error = e.what();
     }
+    m = CommMatrix{};
+    plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    done.store(true, std::memory_order_release);
   }
-  const int failed = first_failing_rank(comm, !root_error.empty());
-  if (failed >= 0) raise_agreed(comm, failed, Error::Kind::plan, root_error);
+};
+
+PlanningJob::PlanningJob(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
+                         bool background, const std::string& caller_error, int elem_size)
+    : s_(std::make_unique<State>()) {
+  State& st = *s_;
+  st.start = MPI_Wtime();
+  st.user_comm = user_comm;
+  st.options = options;
+  int is_inter = 0;
+  MPI_Comm_test_inter(user_comm, &is_inter);
+  if (is_inter) throw Error(Error::Kind::usage, 0, "in-job planning needs an intracommunicator");
+  MPI_Comm_dup(user_comm, &st.guard.comm);
+  const MPI_Comm comm = st.guard.comm;
+  MPI_Comm_rank(comm, &st.rank);
+  MPI_Comm_size(comm, &st.size);
+  agree_arguments(comm, caller_error, options, elem_size);
+  st.root = options.root;
+  agree(comm, Error::Kind::usage,
+        st.root < 0 || st.root >= st.size ? "root " + std::to_string(st.root) + " is not a rank of the communicator (" + std::to_string(st.size) + " ranks)"
+                                         : "");
+  st.m = gather_matrix(comm, sendbytes, recvbytes, st.root);
+  // A machine given in options.plan (C++ callers fill it directly) is kept as given.
+  st.nodes = options.detect_nodes && options.plan.topology == Topology() ? detect_nodes(comm) : Topology();
+  if (st.rank != st.root) {
+    st.done = true;
+  } else if (background) {
+    st.worker = std::thread([&st] { st.make(); });
+  } else {
+    st.make();
+  }
+}
+
+PlanningJob::~PlanningJob() {
+  if (s_ && s_->worker.joinable()) s_->worker.join();
+}
+
+bool PlanningJob::ready() const { return s_->done.load(std::memory_order_acquire); }
+
+void PlanningJob::wait() {
+  if (s_->worker.joinable()) s_->worker.join();
+}
+
+double PlanningJob::root_seconds() const { return s_->rank == s_->root && ready() ? s_->plan_seconds : 0.0; }
+
+Executor PlanningJob::finish(InJobReport* report) {
+  State& st = *s_;
+  if (st.worker.joinable()) st.worker.join();
+  const MPI_Comm comm = st.guard.comm;
+  const int rank = st.rank, size = st.size, root = st.root;
+  // Anything the root threw becomes every rank's error.
+  const int failed = first_failing_rank(comm, !st.root_error.empty());
+  if (failed >= 0) raise_agreed(comm, failed, Error::Kind::plan, st.root_error);
 
   // Each rank its schedule (as its rank file holds it), and everyone the plan's summary.
-  std::string mine, summary;
+  std::string mine, summary, local;
   if (rank == root) {
+    Plan& plan = st.plan;
     for (int r = 0; r < size; ++r) {
       std::string text = rank_schedule_json(plan.ranks[static_cast<std::size_t>(r)]);
       if (r == root) mine = std::move(text);
@@ -363,7 +412,7 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
     local = e.what();
   }
   agree(comm, Error::Kind::plan, local);
-  Executor ex = Executor::from_schedule(schedule, user_comm, options.exec, "in-job plan");
+  Executor ex = Executor::from_schedule(schedule, st.user_comm, st.options.exec, "in-job plan");
   if (report) {
     report->schedule = std::move(schedule);
     const nlohmann::json s = nlohmann::json::parse(summary);
@@ -373,9 +422,14 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
     report->strategy = s.at("strategy").get<std::string>();
     report->chosen = s.value("chosen", "");
     report->topology = s.value("topology", "full");
-    report->plan_seconds = MPI_Wtime() - start;
+    report->plan_seconds = MPI_Wtime() - st.start;
   }
   return ex;
+}
+
+Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options,
+                     InJobReport* report, const std::string& caller_error, int elem_size) {
+  return PlanningJob(user_comm, sendbytes, recvbytes, options, false, caller_error, elem_size).finish(report);
 }
 
 Executor Executor::plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options) {

@@ -15,6 +15,7 @@
 #include "planner/pipeline.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace commfit::exec {
@@ -76,6 +77,30 @@ CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std
 // memory estimate when it exceeds this machine's memory (planner/limits.h).
 Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
                      const InJobOptions& options, InJobReport* report = nullptr);
+
+// plan_in_job in two collective halves, for a caller that goes on with its calls while the root
+// plans: the constructor agrees on the arguments, gathers the matrix on the root and, with
+// `background`, starts the planner there on a thread of its own (the planner makes no MPI call);
+// ready() says on the root when the plan is made; finish() (collective, every rank in the same
+// call) waits for it, raises the root's error on every rank or sends each rank its schedule, and
+// builds the executor. The caller learns that the root is ready by its own agreement. The
+// destructor joins the thread.
+class PlanningJob {
+ public:
+  PlanningJob(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, const InJobOptions& options, bool background,
+              const std::string& caller_error = {}, int elem_size = 1);
+  PlanningJob(const PlanningJob&) = delete;
+  PlanningJob& operator=(const PlanningJob&) = delete;
+  ~PlanningJob();
+  bool ready() const;            // the root's plan is made (or failed); true on the other ranks
+  void wait();                   // until ready()
+  double root_seconds() const;   // on the root, once ready: the planner's own wall time; else 0
+  Executor finish(InJobReport* report = nullptr);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The bindings' form: `caller_error`, when not empty, is this rank's own problem with its
 // arguments (a bad option string, null counts), raised on every rank instead of returned by this

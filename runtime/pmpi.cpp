@@ -64,6 +64,15 @@ namespace {
 using commfit::exec::Executor;
 using commfit::exec::InJobOptions;
 
+// The root of an in-job plan plans on a thread of its own (the planner makes no MPI call). Not
+// under SimGrid SMPI (bench/smpi/build_pmpi.sh): its ranks share one process whose globals it
+// switches under them, and its simulated clock does not charge the planner's time anyway.
+#ifdef COMMFIT_PMPI_NO_THREADS
+constexpr bool kPlanInBackground = false;
+#else
+constexpr bool kPlanInBackground = true;
+#endif
+
 struct Config {
   bool on = false;                // set by MPI_Init (C or Fortran) unless COMMFIT_PMPI=0
   int threshold = 3;              // COMMFIT_THRESHOLD: plan a pattern on its Nth call (>= 1)
@@ -80,6 +89,7 @@ struct Config {
                                   // planning time exceeds this fraction of the time in its calls
                                   // (or the job's, of the job's calls)
   bool record_force = false;      // COMMFIT_RECORD_FORCE: record into a directory the checks refuse
+  bool plan_thread = kPlanInBackground;   // COMMFIT_PLAN_THREAD: the root plans on a thread while the calls go on
   InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
   std::string why_off;            // set when the interposer turned itself off
 };
@@ -163,6 +173,11 @@ struct CommState {
   int lag_skip = 0;                              // calls to let pass before the next one starts
   int lag_gap = 0;                               // ... doubled while agreements see one pattern
   Signature lag_last;                            // the pattern the last agreement saw
+  // The plan being made for `job_pattern` while the calls go on (the lagged path): the root plans
+  // on a thread of its own; every rank installs it at the agreement that says the root is done.
+  std::unique_ptr<commfit::exec::PlanningJob> job;
+  Pattern* job_pattern = nullptr;
+  int job_agreements = 0;                        // agreements started since it was
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
@@ -199,6 +214,7 @@ MPI_Op fold_op = MPI_OP_NULL;
 
 void retire(CommState* s) {
   s->agreement.reset();   // waits for an agreement still under way (every rank has it)
+  s->job.reset();         // and for a plan being made (the root's thread)
   for (auto& [sig, p] : s->patterns) {
     if (p.replays > 0 && p.mpi_calls > 0) {
       const double n = static_cast<double>(p.replays);
@@ -245,7 +261,7 @@ void say(const char* fmt, const std::string& text) {
 // decide which collectives each call makes, so MPI_Init compares them (settings_agree).
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
                                       "COMMFIT_ADAPT_SLACK", "COMMFIT_CHECK",     "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
-                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
+                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
                                       "COMMFIT_NETWORK"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
 
@@ -314,6 +330,7 @@ void read_config() {
     if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
     if (env("COMMFIT_RECORD_FORCE")) config.record_force = yes_no("COMMFIT_RECORD_FORCE");
+    if (env("COMMFIT_PLAN_THREAD")) config.plan_thread = kPlanInBackground && yes_no("COMMFIT_PLAN_THREAD");
     config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
     if (const char* v = env("COMMFIT_OPTIONS")) {
       InJobOptions parsed;
@@ -502,7 +519,7 @@ Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
   // those without a plan (the same ones on every rank).
   if (s->patterns.size() > 1024)
     for (auto k = s->patterns.begin(); k != s->patterns.end();)
-      k = !k->second.executor && &k->second != &p ? s->patterns.erase(k) : std::next(k);
+      k = !k->second.executor && &k->second != &p && &k->second != s->job_pattern ? s->patterns.erase(k) : std::next(k);
   ++totals.patterns;
   if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
   if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
@@ -520,7 +537,7 @@ Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
 // from `model`'s plan when there is one, else planned in-job; first drops the least recently used
 // plan when COMMFIT_MAX_PLANS are cached. Collective: every rank calls it in the same call. Its time,
 // failed or not, counts against the planning budget.
-void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p, const Pattern* model, CallClock& clock) {
+void make_room(CommState* s, const Pattern* model) {
   if (s->planned >= config.max_plans) {
     // Make room: drop the least recently used plan (the same one on every rank).
     Pattern* lru = nullptr;
@@ -534,6 +551,21 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
       --s->planned, ++totals.evicted;
     }
   }
+}
+
+// Pattern `p`'s in-job plan, made: cached, counted, said.
+void adopt(CommState* s, Pattern& p, Executor executor, commfit::exec::InJobReport& report) {
+  p.executor = std::make_unique<Executor>(std::move(executor));
+  p.schedule = std::move(report.schedule);
+  ++s->planned, ++totals.planned;
+  totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
+  if (config.verbose > 1 && world_rank == 0)
+    std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
+                 s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+}
+
+void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p, const Pattern* model, CallClock& clock) {
+  make_room(s, model);
   const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
   if (model && s->planned < config.max_plans) {
     commfit::exec::AdaptReport report;
@@ -555,13 +587,7 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   } else if (s->planned < config.max_plans) {
     commfit::exec::InJobReport report;
     try {
-      p.executor = std::make_unique<Executor>(commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report));
-      p.schedule = std::move(report.schedule);
-      ++s->planned, ++totals.planned;
-      totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
-      if (config.verbose > 1 && world_rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
-                     s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+      adopt(s, p, commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report), report);
     } catch (const std::exception& e) {
       p.failed = true;
       ++totals.plan_failed;
@@ -588,6 +614,7 @@ bool steps_aside(CommState* s) {
   s->passthrough = true;
   s->last = nullptr;
   s->current = nullptr, s->current_pattern = nullptr;
+  s->job.reset(), s->job_pattern = nullptr;
   for (auto& [other_sig, other] : s->patterns) other.executor.reset();
   return true;
 }
@@ -620,7 +647,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   // steady exchange then pays about one message in 64 calls; what it replays needs no agreement.
   constexpr int kMaxGap = 64;
   const Signature seen{all[1], all[2]};
-  s->lag_gap = seen == s->lag_last ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
+  s->lag_gap = seen == s->lag_last && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
   s->lag_last = seen;
   s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
   double slowest = 0;   // the slowest rank's time in the last call
@@ -655,15 +682,44 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
   if (all[0] & 4) stop_planning(s, p, p.calls >= config.threshold);
-  if (!p.executor && !p.failed && !p.mpi_kept && !s->planning_stopped && !file_everywhere && p.calls >= config.threshold) {
-    plan_pattern(comm, s, Signature{all[1], all[2]}, p, nullptr, clock);
-    if (p.executor && !p.executor->whole_direct()) {   // agreed on every rank at load
+  // Planning off the critical path: the matrix is gathered in this call and the root plans while
+  // the calls go on as they were; an agreement that finds the root done installs the plan on every
+  // rank (the schedules sent, the executors built). The root's planner time counts against the
+  // planning budget as the rest does.
+  if (s->job && !(all[0] & 8)) {
+    const double t0 = PMPI_Wtime();
+    Pattern& q = *s->job_pattern;
+    make_room(s, nullptr);
+    commfit::exec::InJobReport report;
+    try {
+      adopt(s, q, s->job->finish(&report), report);
+    } catch (const std::exception& e) {
+      q.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+    s->plan_seconds += s->job->root_seconds(), totals.plan_seconds += s->job->root_seconds();
+    s->job.reset(), s->job_pattern = nullptr;
+    clock.planned(PMPI_Wtime() - t0);
+    if (q.executor && !q.executor->whole_direct()) {   // agreed on every rank at load
       s->agreed_only = true;
       s->current = nullptr, s->current_pattern = nullptr;
       if (config.verbose > 1 && s->rank == 0)
         std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator agrees on every call from now on: its plan forwards pieces\n", s->size);
       return;
     }
+  }
+  if (!s->job && !p.executor && !p.failed && !p.mpi_kept && !s->planning_stopped && !file_everywhere && p.calls >= config.threshold) {
+    const double t0 = PMPI_Wtime();
+    try {
+      s->job = std::make_unique<commfit::exec::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
+      s->job_pattern = &p, s->job_agreements = 0;
+    } catch (const std::exception& e) {   // raised on every rank alike
+      p.failed = true;
+      ++totals.plan_failed;
+      say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
+    }
+    clock.planned(PMPI_Wtime() - t0);
   }
   // The plan of the next calls: the pattern's own; else COMMFIT_PLAN's when the last call was its
   // pattern on every rank; else the plan in use when the pattern is another size of its sparsity
@@ -768,7 +824,11 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
   const bool file_fits = s->file_plan && s->file_fits;
   std::uint64_t mine[commfit::pmpi::SteppedAllreduce::kWords];
-  mine[0] = (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u);
+  // Flags (OR): 2 not the plan file's pattern here, 4 this rank's planning budget is spent, 8 this
+  // rank is the root of a plan being made and has not finished it. The root waits for its plan
+  // once four agreements have found it unfinished: a plan is taken up within five.
+  if (s->job && ++s->job_agreements >= 4) s->job->wait();
+  mine[0] = (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u) | (s->job && !s->job->ready() ? 8u : 0u);
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
   s->sampled_ran = ran;

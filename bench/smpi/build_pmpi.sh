@@ -38,6 +38,8 @@ for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runti
     # The executor's one count-check MPI_Iallreduce (the checking mode's first replay of a plan)
     # as a blocking MPI_Allreduce: SMPI 3.32's is p^2 messages (smpi_iallreduce.cpp).
     [[ $(basename "$src") == replay.cpp ]] && extra=(-DMPI_Iallreduce=commfit_smpi_iallreduce)
+    # The root plans in the call, not on a thread: SMPI's ranks share one process (runtime/pmpi.cpp).
+    [[ $(basename "$src") == pmpi.cpp ]] && extra=(-DCOMMFIT_PMPI_NO_THREADS)
     "${cc[@]}" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj"
   fi
   objs+=("$obj")
