@@ -107,11 +107,13 @@ struct Inside {
 // What one rank saw, summed over its communicators (those freed, and at MPI_Finalize the rest).
 struct Totals {
   double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
-  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0, mpi_kept = 0, other_counts = 0;
+  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0, mpi_kept = 0, other_counts = 0, direct = 0;
   double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0, stepped_aside = 0;
   // The verdict: over the patterns both replayed and timed under MPI, their replays' time per call
   // and MPI's, each times the replays.
   double measured_plan = 0, measured_mpi = 0;
+  // The same for the calls the direct exchange ran, against MPI's time on their patterns.
+  double measured_direct = 0, measured_mpi_direct = 0;
   std::string chosen;   // the last planned pattern's strategy, for the summary
 };
 Totals totals;
@@ -144,6 +146,20 @@ struct Pattern {
   double replay_per_call() const {
     return replays > 1 ? replay_seconds / static_cast<double>(replays - 1) : first_replay_seconds;
   }
+  // The lagged path's direct exchange (AC: every message posted at once, no plan), timed as MPI is.
+  double first_direct_seconds = 0, direct_seconds = 0, direct_weight = 0;   // weight: the calls it stands for
+  std::int64_t direct_calls = 0;
+  double direct_per_call() const {
+    return direct_calls > 1 ? direct_seconds / static_cast<double>(direct_calls - 1) : first_direct_seconds;
+  }
+  // The calls replayed by its plan, each agreement on the lagged path standing for the calls since
+  // the one before (its replays above are the agreed calls alone, which are timed).
+  double replayed_calls = 0;
+  // What runs this pattern best without its plan, once both have been timed on two calls or more
+  // (the first of each left out): MPI or the direct exchange; and its time per call.
+  bool baseline_known() const { return mpi_calls > 1 && direct_calls > 1; }
+  bool direct_better() const { return baseline_known() && direct_per_call() < mpi_per_call(); }
+  double baseline_per_call() const { return direct_better() ? direct_per_call() : mpi_per_call(); }
 };
 
 struct CommState {
@@ -179,6 +195,14 @@ struct CommState {
   Pattern* job_pattern = nullptr;
   int job_agreements = 0;                        // agreements started since it was
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
+  double sampled_weight = 0;                     // the calls since the agreement before it
+  double window_calls = 0;                       // ... counted
+  // The direct exchange (AC): an executor of no plan, whose sized replays post every message at
+  // once. Calls with no plan in use run it or MPI, whichever the agreed measurements of the last
+  // agreed pattern found faster (the direct exchange until both are timed); while they are not,
+  // the calls that agreements are on (the only ones timed) try each in turn.
+  std::unique_ptr<Executor> direct;
+  bool use_direct = true, trial_mpi = true;
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
@@ -217,10 +241,14 @@ void retire(CommState* s) {
   s->job.reset();         // and for a plan being made (the root's thread)
   for (auto& [sig, p] : s->patterns) {
     if (p.replays > 0 && p.mpi_calls > 0) {
-      const double n = static_cast<double>(p.replays);
-      totals.saved_seconds += n * p.mpi_per_call() - p.replay_seconds - p.first_replay_seconds;
+      const double n = p.replayed_calls;
+      totals.saved_seconds += n * (p.mpi_per_call() - p.replay_per_call());
       totals.measured_plan += n * p.replay_per_call();
       totals.measured_mpi += n * p.mpi_per_call();
+    }
+    if (p.direct_calls > 0 && p.mpi_calls > 0) {
+      totals.measured_direct += p.direct_weight * p.direct_per_call();
+      totals.measured_mpi_direct += p.direct_weight * p.mpi_per_call();
     }
     p.executor.reset();   // frees the executor's duplicate
   }
@@ -441,6 +469,15 @@ CommState* state_of(MPI_Comm comm) {
   if (!s->passthrough) {
     PMPI_Comm_dup(comm, &s->agree);
     s->agreement = std::make_unique<commfit::pmpi::SteppedAllreduce>(s->agree, 1, fold_lagged);
+    if (!config.check) {
+      commfit::RankSchedule none;   // no plan: every message of a sized replay is sent directly
+      none.rank = s->rank, none.ranks = s->size;
+      try {
+        s->direct = std::make_unique<Executor>(Executor::from_schedule(none, comm, config.options.exec, "the direct exchange"));
+      } catch (const std::exception& e) {   // agreed on every rank at load
+        say("commfit-pmpi: the direct exchange could not be set up (%s); calls with no plan go to MPI\n", e.what());
+      }
+    }
     if (!config.plan_file.empty()) {
       // The plan file serves this communicator when every rank reads its schedule for this size
       // (agreed before the executor, which is collective, is built) and the executor loads it with
@@ -658,27 +695,39 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   // What the last call ran, timed by its slowest rank: the plan of its own pattern, another plan
   // of the same sparsity, or MPI. The first replay is left out of the plan's time (it pays its
   // connections), as MPI's first call is of MPI's.
-  if (s->sampled_ran) {
+  if (s->sampled_ran && s->sampled_ran == s->direct.get()) {
+    ++s->replays;   // commfit's path, for stepping aside
+    (p.direct_calls++ == 0 ? p.first_direct_seconds : p.direct_seconds) += slowest;
+    p.direct_weight += s->sampled_weight;
+  } else if (s->sampled_ran) {
     ++s->replays;
-    if (s->sampled_ran == p.executor.get()) (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
-    else ++totals.other_counts;   // another pattern's plan replayed these counts
+    if (s->sampled_ran == p.executor.get()) {
+      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
+      p.replayed_calls += s->sampled_weight;
+    } else {
+      ++totals.other_counts;   // another pattern's plan replayed these counts
+    }
   } else {
     (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += slowest;
     ++p.mpi_calls;
   }
   // Choice by measurement: a plan whose replays of its own pattern take longer than MPI's calls
-  // of it did is dropped; the pattern goes to MPI from then on.
+  // of it did, or the direct exchange's, is dropped; the pattern goes to the faster of those two.
   constexpr std::int64_t kTrials = 4;
   if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls > 0) {
-    const double plan_t = p.replay_per_call(), mpi_t = p.mpi_per_call();
-    if (plan_t > mpi_t) {
+    const double plan_t = p.replay_per_call(), base_t = p.baseline_per_call();
+    if (plan_t > base_t) {
       p.mpi_kept = true;
       ++totals.mpi_kept;
       if (config.verbose > 1 && s->rank == 0)
-        std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept for a %d-rank pattern: its plan took %.3g s per call, MPI %.3g s (%.2fx)\n",
-                     s->size, plan_t, mpi_t, plan_t / mpi_t);
+        std::fprintf(stderr, "commfit-pmpi: %s kept for a %d-rank pattern: its plan took %.3g s per call, that %.3g s (%.2fx)\n",
+                     p.direct_better() ? "the direct exchange" : "MPI_Alltoallv", s->size, plan_t, base_t, plan_t / base_t);
     }
   }
+  // Without a plan: the direct exchange or MPI, as measured on this pattern; until both are timed,
+  // the direct exchange, and the next agreement's call tries them in turn.
+  s->use_direct = p.baseline_known() ? p.direct_better() : true;
+  s->trial_mpi = p.baseline_known() ? !s->use_direct : (s->agreed_calls & 1) == 0;
   if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
   if (all[0] & 4) stop_planning(s, p, p.calls >= config.threshold);
@@ -798,16 +847,24 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
                     ToMpi to_mpi) {
   const double t = PMPI_Wtime();
   int rc = MPI_SUCCESS;
-  Executor* ran = s->current;
-  if (s->current) {
-    replay_sized(comm, s, *s->current, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
-    ++totals.replayed, ++totals.at_once;
-    if (!s->current_pattern) ++totals.from_file;
+  // The call the next agreement is on (none under way, no call left to skip) is the one timed.
+  const bool sampled = !s->lag_open && s->lag_skip == 0;
+  const bool direct = s->direct && (sampled ? !s->trial_mpi : s->use_direct);
+  Executor* ran = s->current ? s->current : direct ? s->direct.get() : nullptr;
+  if (ran) {
+    replay_sized(comm, s, *ran, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
+    if (!s->current) {
+      ++totals.direct;
+    } else {
+      ++totals.replayed, ++totals.at_once;
+      if (!s->current_pattern) ++totals.from_file;
+    }
   } else {
     rc = to_mpi();
     ++totals.to_mpi;
   }
   const double took = PMPI_Wtime() - t;
+  ++s->window_calls;
   if (s->lag_open) return rc;   // the agreement under way takes its next step in the next call
   if (s->lag_skip > 0) {
     --s->lag_skip;
@@ -832,6 +889,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
   s->sampled_ran = ran;
+  s->sampled_weight = s->window_calls, s->window_calls = 0;
   s->lag_open = true;
   s->agreement->start(mine);
   return rc;
@@ -898,8 +956,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, local_ok ? scounts : s->poison.data(), sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      p.replay_seconds += PMPI_Wtime() - t;
-      ++p.replays, ++totals.replayed, ++totals.at_once;
+      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += PMPI_Wtime() - t;
+      ++p.replayed_calls, ++totals.replayed, ++totals.at_once;
       p.last_use = ++s->calls;
       return MPI_SUCCESS;
     } catch (const commfit::exec::Error&) {
@@ -967,8 +1025,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      p.replay_seconds += PMPI_Wtime() - t;
-      ++p.replays, ++totals.replayed, ++s->replays;
+      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += PMPI_Wtime() - t;
+      ++p.replayed_calls, ++totals.replayed, ++s->replays;
       s->last = &p;
       return MPI_SUCCESS;
     } catch (const std::exception& e) {   // agreed on every rank: all fall back together
@@ -1003,35 +1061,41 @@ int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sen
 
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
-  constexpr int n = 17;
+  constexpr int n = 18;
   double counts[n] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
                       totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
-                      totals.stepped_aside, totals.other_counts, totals.mpi_kept};
+                      totals.stepped_aside, totals.other_counts, totals.mpi_kept, totals.direct};
   // Time saved is measured: each pattern's MPI time per call before it was planned, times its
   // replays, less the replays' time and less all the time spent planning.
-  double times[4] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds, totals.measured_plan, totals.measured_mpi};
-  double max_counts[n], sum_times[4];
+  double times[6] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds, totals.measured_plan, totals.measured_mpi,
+                     totals.measured_direct, totals.measured_mpi_direct};
+  double max_counts[n], sum_times[6];
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   PMPI_Reduce(counts, max_counts, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  PMPI_Reduce(times, sum_times, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(times, sum_times, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   std::fprintf(stderr,
                "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
-               "last pattern (%.0f tries missed), %.0f with counts other than their plan's, %.0f to MPI, %.0f not eligible; "
+               "last pattern (%.0f tries missed), %.0f with counts other than their plan's, %.0f to MPI, %.0f as a direct exchange, %.0f not eligible; "
                "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
                "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning stopped on %.0f communicators "
                "(COMMFIT_PLAN_BUDGET), %.0f stepped aside to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %.0f patterns "
                "(their plans measured slower); time saved per rank %+.3f ms "
                "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time and the "
                "planning time)\n",
-               max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[15], max_counts[6], max_counts[7], max_counts[0],
+               max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[15], max_counts[6], max_counts[17], max_counts[7], max_counts[0],
                max_counts[1],
                totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9],
                max_counts[10], sum_times[0] / size, max_counts[2], max_counts[13], max_counts[14], max_counts[16], 1e3 * sum_times[1] / size);
-  // The verdict, one short line: what the measurements say of the plans against MPI here.
-  if (sum_times[2] <= 0 || sum_times[3] <= 0)
+  // The verdict, one short line: what the measurements say of the plans against MPI here (or, where
+  // the direct exchange ran more calls than the plans, of it).
+  if (max_counts[17] > max_counts[11] && sum_times[4] > 0 && sum_times[5] > 0)
+    std::fprintf(stderr, "commfit-pmpi: the direct exchange kept (every message posted at once, no plan): %.2fx %s than MPI_Alltoallv here "
+                         "(per call, measured)\n", sum_times[5] >= sum_times[4] ? sum_times[5] / sum_times[4] : sum_times[4] / sum_times[5],
+                 sum_times[5] >= sum_times[4] ? "faster" : "slower");
+  else if (sum_times[2] <= 0 || sum_times[3] <= 0)
     std::fprintf(stderr, "commfit-pmpi: not measured: no pattern was both replayed and timed under MPI_Alltoallv\n");
   else if (max_counts[5] > 0 && sum_times[3] >= sum_times[2])
     std::fprintf(stderr, "commfit-pmpi: replaying%s%s: %.2fx faster than MPI_Alltoallv here (per call, measured)\n",
