@@ -17,7 +17,7 @@ for c in "cycle 2000" "sizes 5000" "comms 10000"; do
     plain+=("$(COMMFIT_PMPI=0 one "$exe" $c)")
     pre+=("$(one -x LD_PRELOAD="$lib" "$exe" $c)")
   done
-  summary=$(mpirun --oversubscribe -np "$np" -x LD_PRELOAD="$lib" "$exe" $c 2>&1 >/dev/null | grep -o 'planning stopped on [0-9]* communicators.*stepped aside to MPI' || true)
+  summary=$(mpirun --oversubscribe -np "$np" -x LD_PRELOAD="$lib" "$exe" $c 2>&1 >/dev/null | grep -o 'planning held or stopped by the budget on [0-9]* communicators.*stepped aside to MPI' || true)
   a=$(printf '%s\n' "${plain[@]}" | median) b=$(printf '%s\n' "${pre[@]}" | median)
   printf '%-12s %12.4f %12.4f %8.2f  %s\n' "$c" "$a" "$b" "$(echo "$b / $a" | bc -l)" "$summary"
 done

@@ -76,6 +76,9 @@ constexpr bool kPlanInBackground = true;
 struct Config {
   bool on = false;                // set by MPI_Init (C or Fortran) unless COMMFIT_PMPI=0
   int threshold = 3;              // COMMFIT_THRESHOLD: plan a pattern on its Nth call (>= 1)
+  long long plan_after = 64;      // COMMFIT_PLAN_AFTER: no planning on a communicator before its Nth
+                                  // call (the lagged path): a program timing its alternatives at
+                                  // set-up times them without commfit's planning in their calls
   int verbose = 1;                // COMMFIT_VERBOSE: 0 nothing, 1 the summary, 2 every decision
   std::size_t max_plans = 8;      // COMMFIT_MAX_PLANS: planned patterns per communicator (then the
                                   // least recently used one's plan is dropped)
@@ -127,6 +130,27 @@ struct Signature {
   friend bool operator==(const Signature& x, const Signature& y) { return x.a == y.a && x.b == y.b; }
 };
 
+// A method's time per call on one pattern: the median of its last 8 timed calls after the first
+// (which pays connections), or the first alone until there is another. Calls timed long apart are
+// compared by what they take now, not by the cold ones of the first trials.
+struct Timings {
+  std::int64_t calls = 0;
+  double first = 0, last[8] = {};
+  void add(double seconds) {
+    if (calls++ == 0) first = seconds;
+    else last[(calls - 2) % 8] = seconds;
+  }
+  bool warm() const { return calls > 1; }
+  double per_call() const {
+    if (calls < 2) return first;
+    const int n = static_cast<int>(std::min<std::int64_t>(calls - 1, 8));
+    double v[8];
+    std::copy(last, last + n, v);
+    std::sort(v, v + n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+};
+
 struct Pattern {
   std::int64_t calls = 0;
   std::uint64_t last_use = 0;        // the communicator's call count at its last call
@@ -135,31 +159,30 @@ struct Pattern {
   commfit::RankSchedule schedule;    // this rank's part of the plan, for adapting it
   bool failed = false;               // planning or a replay failed: always MPI from now on
   bool mpi_kept = false;             // its plan measured slower than MPI here: MPI from now on
-  // MPI's time per call of this pattern is measured on the calls before it is planned, leaving out
-  // the first (it pays MPI's connection set-up) unless it is the only one.
-  double first_mpi_seconds = 0, mpi_seconds = 0, replay_seconds = 0;
-  std::int64_t mpi_calls = 0, replays = 0;
-  double mpi_per_call() const {
-    return mpi_calls > 1 ? mpi_seconds / static_cast<double>(mpi_calls - 1) : first_mpi_seconds;
-  }
-  double first_replay_seconds = 0;   // the lagged path's first replay (the others are in replay_seconds)
-  double replay_per_call() const {
-    return replays > 1 ? replay_seconds / static_cast<double>(replays - 1) : first_replay_seconds;
-  }
-  // The lagged path's direct exchange (AC: every message posted at once, no plan), timed as MPI is.
-  double first_direct_seconds = 0, direct_seconds = 0, direct_weight = 0;   // weight: the calls it stands for
-  std::int64_t direct_calls = 0;
-  double direct_per_call() const {
-    return direct_calls > 1 ? direct_seconds / static_cast<double>(direct_calls - 1) : first_direct_seconds;
-  }
-  // The calls replayed by its plan, each agreement on the lagged path standing for the calls since
-  // the one before (its replays above are the agreed calls alone, which are timed).
-  double replayed_calls = 0;
-  // What runs this pattern best without its plan, once both have been timed on two calls or more
-  // (the first of each left out): MPI or the direct exchange; and its time per call.
-  bool baseline_known() const { return mpi_calls > 1 && direct_calls > 1; }
+  // Its time per call under MPI, its plan and the direct exchange (the slowest rank's, on the calls
+  // the agreements are on; every call in the checking mode).
+  Timings mpi, plan, direct;
+  std::int64_t mpi_calls() const { return mpi.calls; }
+  std::int64_t replays = 0;          // timed replays of its plan (plan.calls)
+  double mpi_per_call() const { return mpi.per_call(); }
+  double replay_per_call() const { return plan.per_call(); }
+  double direct_per_call() const { return direct.per_call(); }
+  // The calls its plan replayed and the calls the direct exchange ran, each agreement on the lagged
+  // path standing for the calls since the one before.
+  double replayed_calls = 0, direct_weight = 0;
+  // What runs this pattern best without its plan, once both have been timed past their first
+  // call: MPI or the direct exchange; and its time per call.
+  bool baseline_known() const { return mpi.warm() && direct.warm(); }
   bool direct_better() const { return baseline_known() && direct_per_call() < mpi_per_call(); }
   double baseline_per_call() const { return direct_better() ? direct_per_call() : mpi_per_call(); }
+};
+
+// A topology communicator's neighbour lists, as MPI_Neighbor_alltoallv maps them onto an
+// MPI_Alltoallv over the communicator (found and agreed on its first neighbourhood call).
+struct Neighbours {
+  bool known = false, mappable = false;   // mappable: one message per peer, on every rank
+  std::vector<int> sources, destinations;
+  std::vector<int> sc, sd, rc, rd;        // the full-length counts and displacements of a call
 };
 
 struct CommState {
@@ -181,6 +204,7 @@ struct CommState {
   // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
   double plan_seconds = 0, call_seconds = 0;
   bool planning_stopped = false;
+  bool budget_said = false;                      // the budget's line and count, once
   // The lagged path: the agreement on one call (started when it ends, one step taken in each
   // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
   // what that call ran, and what every rank runs on the next one.
@@ -196,13 +220,17 @@ struct CommState {
   int job_agreements = 0;                        // agreements started since it was
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
   double sampled_weight = 0;                     // the calls since the agreement before it
+  long long lagged_calls = 0;                    // calls on the lagged path (the same on every rank)
   double window_calls = 0;                       // ... counted
   // The direct exchange (AC): an executor of no plan, whose sized replays post every message at
   // once. Calls with no plan in use run it or MPI, whichever the agreed measurements of the last
   // agreed pattern found faster (the direct exchange until both are timed); while they are not,
   // the calls that agreements are on (the only ones timed) try each in turn.
   std::unique_ptr<Executor> direct;
-  bool use_direct = true, trial_mpi = true;
+  bool use_direct = true;
+  Neighbours neighbours;
+  // What the next agreed call runs in place of the usual: 0 the usual, 1 MPI, 2 the direct exchange.
+  int trial = 1;
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
@@ -240,13 +268,13 @@ void retire(CommState* s) {
   s->agreement.reset();   // waits for an agreement still under way (every rank has it)
   s->job.reset();         // and for a plan being made (the root's thread)
   for (auto& [sig, p] : s->patterns) {
-    if (p.replays > 0 && p.mpi_calls > 0) {
+    if (p.replays > 0 && p.mpi_calls() > 0) {
       const double n = p.replayed_calls;
       totals.saved_seconds += n * (p.mpi_per_call() - p.replay_per_call());
       totals.measured_plan += n * p.replay_per_call();
       totals.measured_mpi += n * p.mpi_per_call();
     }
-    if (p.direct_calls > 0 && p.mpi_calls > 0) {
+    if (p.direct.calls > 0 && p.mpi_calls() > 0) {
       totals.measured_direct += p.direct_weight * p.direct_per_call();
       totals.measured_mpi_direct += p.direct_weight * p.mpi_per_call();
     }
@@ -289,7 +317,7 @@ void say(const char* fmt, const std::string& text) {
 // decide which collectives each call makes, so MPI_Init compares them (settings_agree).
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
                                       "COMMFIT_ADAPT_SLACK", "COMMFIT_CHECK",     "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
-                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
+                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_PLAN_AFTER", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
                                       "COMMFIT_NETWORK"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
 
@@ -349,6 +377,7 @@ void read_config() {
     if (env(kVerbose)) config.verbose = static_cast<int>(whole(kVerbose, 0, 3));
     config.on = !env("COMMFIT_PMPI") || yes_no("COMMFIT_PMPI");
     if (env("COMMFIT_THRESHOLD")) config.threshold = static_cast<int>(whole("COMMFIT_THRESHOLD", 1, 1000000000));
+    if (env("COMMFIT_PLAN_AFTER")) config.plan_after = whole("COMMFIT_PLAN_AFTER", 0, 1000000000);
     if (env("COMMFIT_MAX_PLANS")) config.max_plans = static_cast<std::size_t>(whole("COMMFIT_MAX_PLANS", 1, 1000000));
     if (env("COMMFIT_ADAPT")) config.adapt = yes_no("COMMFIT_ADAPT");
     if (env("COMMFIT_CHECK")) config.check = yes_no("COMMFIT_CHECK");
@@ -656,15 +685,20 @@ bool steps_aside(CommState* s) {
   return true;
 }
 
-// The planning budget is spent on some rank (a flag of the agreement): no more planning on this
-// communicator, from the call where pattern `p` would be planned (`due`).
-void stop_planning(CommState* s, const Pattern& p, bool due) {
+// The planning budget is spent on some rank (a flag of the agreement) where pattern `p` would be
+// planned (`due`): in the checking mode no more planning on this communicator from then on; on the
+// lagged path none until the time in the calls pays for the planning done (`for_now`). Counted and
+// said once per communicator.
+void stop_planning(CommState* s, const Pattern& p, bool due, bool for_now = false) {
   if (s->planning_stopped || p.executor || p.failed || !due) return;
-  s->planning_stopped = true;
+  s->planning_stopped = !for_now;
+  if (s->budget_said) return;
+  s->budget_said = true;
   ++totals.budget_stops;
   if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
-    std::fprintf(stderr, "commfit-pmpi: planning stopped on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
-                         "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI\n", s->size, s->plan_seconds, s->call_seconds, config.plan_budget);
+    std::fprintf(stderr, "commfit-pmpi: planning %s on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
+                         "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI%s\n", for_now ? "held" : "stopped", s->size, s->plan_seconds,
+                 s->call_seconds, config.plan_budget, for_now ? " or the direct exchange until the calls pay for it" : "");
 }
 
 // The lagged path, when a call begins: takes the next step of the agreement under way (posted a
@@ -697,24 +731,23 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   // connections), as MPI's first call is of MPI's.
   if (s->sampled_ran && s->sampled_ran == s->direct.get()) {
     ++s->replays;   // commfit's path, for stepping aside
-    (p.direct_calls++ == 0 ? p.first_direct_seconds : p.direct_seconds) += slowest;
+    p.direct.add(slowest);
     p.direct_weight += s->sampled_weight;
   } else if (s->sampled_ran) {
     ++s->replays;
     if (s->sampled_ran == p.executor.get()) {
-      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += slowest;
+      p.plan.add(slowest), ++p.replays;
       p.replayed_calls += s->sampled_weight;
     } else {
       ++totals.other_counts;   // another pattern's plan replayed these counts
     }
   } else {
-    (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += slowest;
-    ++p.mpi_calls;
+    p.mpi.add(slowest);
   }
   // Choice by measurement: a plan whose replays of its own pattern take longer than MPI's calls
   // of it did, or the direct exchange's, is dropped; the pattern goes to the faster of those two.
   constexpr std::int64_t kTrials = 4;
-  if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls > 0) {
+  if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls() > 0) {
     const double plan_t = p.replay_per_call(), base_t = p.baseline_per_call();
     if (plan_t > base_t) {
       p.mpi_kept = true;
@@ -725,12 +758,17 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
     }
   }
   // Without a plan: the direct exchange or MPI, as measured on this pattern; until both are timed,
-  // the direct exchange, and the next agreement's call tries them in turn.
+  // the direct exchange. The next agreed call tries them in turn until both are timed, and then
+  // every fourth agreement again (the two alternating), so that each is compared by what it takes
+  // now.
   s->use_direct = p.baseline_known() ? p.direct_better() : true;
-  s->trial_mpi = p.baseline_known() ? !s->use_direct : (s->agreed_calls & 1) == 0;
+  if (!p.baseline_known()) s->trial = (s->agreed_calls & 1) ? 2 : 1;
+  else if (s->agreed_calls % 4 == 0) s->trial = (s->agreed_calls / 4) & 1 ? 2 : 1;
+  else s->trial = 0;
   if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
-  if (all[0] & 4) stop_planning(s, p, p.calls >= config.threshold);
+  const bool over_budget = all[0] & 4;
+  if (over_budget) stop_planning(s, p, p.calls >= config.threshold, true);
   // Planning off the critical path: the matrix is gathered in this call and the root plans while
   // the calls go on as they were; an agreement that finds the root done installs the plan on every
   // rank (the schedules sent, the executors built). The root's planner time counts against the
@@ -758,7 +796,8 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
       return;
     }
   }
-  if (!s->job && !p.executor && !p.failed && !p.mpi_kept && !s->planning_stopped && !file_everywhere && p.calls >= config.threshold) {
+  if (!s->job && !p.executor && !p.failed && !p.mpi_kept && !over_budget && !file_everywhere && p.calls >= config.threshold &&
+      s->lagged_calls >= config.plan_after) {
     const double t0 = PMPI_Wtime();
     try {
       s->job = std::make_unique<commfit::exec::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
@@ -848,12 +887,15 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   const double t = PMPI_Wtime();
   int rc = MPI_SUCCESS;
   // The call the next agreement is on (none under way, no call left to skip) is the one timed.
-  const bool sampled = !s->lag_open && s->lag_skip == 0;
-  const bool direct = s->direct && (sampled ? !s->trial_mpi : s->use_direct);
-  Executor* ran = s->current ? s->current : direct ? s->direct.get() : nullptr;
+  const int trial = !s->lag_open && s->lag_skip == 0 ? s->trial : 0;
+  Executor* ran = trial == 1 ? nullptr
+                  : trial == 2 ? s->direct.get()
+                  : s->current ? s->current
+                  : s->use_direct ? s->direct.get()
+                               : nullptr;
   if (ran) {
     replay_sized(comm, s, *ran, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
-    if (!s->current) {
+    if (ran == s->direct.get()) {
       ++totals.direct;
     } else {
       ++totals.replayed, ++totals.at_once;
@@ -864,7 +906,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
     ++totals.to_mpi;
   }
   const double took = PMPI_Wtime() - t;
-  ++s->window_calls;
+  ++s->window_calls, ++s->lagged_calls;
   if (s->lag_open) return rc;   // the agreement under way takes its next step in the next call
   if (s->lag_skip > 0) {
     --s->lag_skip;
@@ -897,8 +939,8 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
 
 // One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
 // told through the agreement).
-// `lagged_ok`: the lagged path can take this call on every rank (MPI_Alltoallv and MPI_Alltoall
-// can; the neighbourhood collective, whose lists need not map to one message per peer, cannot);
+// `lagged_ok`: the lagged path can take this call on every rank (false for Fortran's calls where
+// its MPI_IN_PLACE cannot be told; the neighbourhood collective's lists are agreed before);
 // `sstride`, `rstride` >= 0: displacement j is j * stride (MPI_Alltoall's, beyond an int).
 template <class ToMpi>
 int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
@@ -956,7 +998,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, local_ok ? scounts : s->poison.data(), sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += PMPI_Wtime() - t;
+      p.plan.add(PMPI_Wtime() - t), ++p.replays;
       ++p.replayed_calls, ++totals.replayed, ++totals.at_once;
       p.last_use = ++s->calls;
       return MPI_SUCCESS;
@@ -1025,7 +1067,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      (p.replays++ == 0 ? p.first_replay_seconds : p.replay_seconds) += PMPI_Wtime() - t;
+      p.plan.add(PMPI_Wtime() - t), ++p.replays;
       ++p.replayed_calls, ++totals.replayed, ++s->replays;
       s->last = &p;
       return MPI_SUCCESS;
@@ -1039,8 +1081,8 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   }
   const double t = PMPI_Wtime();
   const int rc = to_mpi();
-  (p.mpi_calls == 0 ? p.first_mpi_seconds : p.mpi_seconds) += PMPI_Wtime() - t;
-  ++p.mpi_calls, ++totals.to_mpi;
+  p.mpi.add(PMPI_Wtime() - t);
+  ++totals.to_mpi;
   return rc;
 }
 
@@ -1080,7 +1122,7 @@ void print_summary() {
                "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
                "last pattern (%.0f tries missed), %.0f with counts other than their plan's, %.0f to MPI, %.0f as a direct exchange, %.0f not eligible; "
                "%.0f patterns seen, %.0f planned%s%s%s, %.0f adapted from a plan of their sparsity pattern, %.0f re-planned instead, "
-               "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning stopped on %.0f communicators "
+               "%.0f plans dropped (COMMFIT_MAX_PLANS), in %.3f s, %.0f failed to plan; planning held or stopped by the budget on %.0f communicators "
                "(COMMFIT_PLAN_BUDGET), %.0f stepped aside to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %.0f patterns "
                "(their plans measured slower); time saved per rank %+.3f ms "
                "(measured: each pattern's MPI time per call before it was planned, times its replays, less the replays' time and the "
@@ -1259,50 +1301,63 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
   if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
-  int kind = MPI_UNDEFINED, size = 0, rank = 0;
-  PMPI_Topo_test(comm, &kind);
-  PMPI_Comm_size(comm, &size);
-  PMPI_Comm_rank(comm, &rank);
-  std::vector<int> sources, destinations;
-  if (kind == MPI_DIST_GRAPH) {
-    int indegree = 0, outdegree = 0, weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
-    sources.resize(static_cast<std::size_t>(indegree));
-    destinations.resize(static_cast<std::size_t>(outdegree));
-    PMPI_Dist_graph_neighbors(comm, indegree, sources.data(), MPI_UNWEIGHTED, outdegree, destinations.data(), MPI_UNWEIGHTED);
-  } else if (kind == MPI_GRAPH) {
-    int n = 0;
-    PMPI_Graph_neighbors_count(comm, rank, &n);
-    sources.resize(static_cast<std::size_t>(n));
-    PMPI_Graph_neighbors(comm, rank, n, sources.data());
-    destinations = sources;
-  } else if (kind == MPI_CART) {
-    int dims = 0;
-    PMPI_Cartdim_get(comm, &dims);
-    for (int d = 0; d < dims; ++d) {   // the MPI standard's order: -1 then +1 in each dimension
-      int lo = 0, hi = 0;
-      PMPI_Cart_shift(comm, d, 1, &lo, &hi);
-      sources.push_back(lo), sources.push_back(hi);
+  CommState* s = nullptr;
+  {
+    const Inside guard;
+    s = state_of(comm);
+  }
+  if (s->passthrough) return to_mpi();
+  Neighbours& nb = s->neighbours;
+  if (!nb.known) {
+    // Once per communicator (its topology does not change): the lists, and whether they map to one
+    // message per peer on every rank (a neighbour listed twice or MPI_PROC_NULL does not), agreed.
+    int kind = MPI_UNDEFINED;
+    PMPI_Topo_test(comm, &kind);
+    if (kind == MPI_DIST_GRAPH) {
+      int indegree = 0, outdegree = 0, weighted = 0;
+      PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
+      nb.sources.resize(static_cast<std::size_t>(indegree));
+      nb.destinations.resize(static_cast<std::size_t>(outdegree));
+      PMPI_Dist_graph_neighbors(comm, indegree, nb.sources.data(), MPI_UNWEIGHTED, outdegree, nb.destinations.data(), MPI_UNWEIGHTED);
+    } else if (kind == MPI_GRAPH) {
+      int n = 0;
+      PMPI_Graph_neighbors_count(comm, s->rank, &n);
+      nb.sources.resize(static_cast<std::size_t>(n));
+      PMPI_Graph_neighbors(comm, s->rank, n, nb.sources.data());
+      nb.destinations = nb.sources;
+    } else if (kind == MPI_CART) {
+      int dims = 0;
+      PMPI_Cartdim_get(comm, &dims);
+      for (int d = 0; d < dims; ++d) {   // the MPI standard's order: -1 then +1 in each dimension
+        int lo = 0, hi = 0;
+        PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+        nb.sources.push_back(lo), nb.sources.push_back(hi);
+      }
+      nb.destinations = nb.sources;
+    } else {
+      return to_mpi();   // no topology: MPI reports the error (on every rank: none is known)
     }
-    destinations = sources;
-  } else {
-    return to_mpi();   // no topology: MPI reports the error
+    const auto n = static_cast<std::size_t>(s->size);
+    std::vector<char> seen_out(n, 0), seen_in(n, 0);
+    int ok = 1, everywhere = 0;
+    for (const int d : nb.destinations) ok &= d >= 0 && d < s->size && !seen_out[static_cast<std::size_t>(d)]++;
+    for (const int q : nb.sources) ok &= q >= 0 && q < s->size && !seen_in[static_cast<std::size_t>(q)]++;
+    PMPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_MIN, s->agree);
+    nb.mappable = everywhere == 1;
+    for (auto* v : {&nb.sc, &nb.sd, &nb.rc, &nb.rd}) v->assign(n, 0);
+    nb.known = true;
   }
-  // Full-length counts and displacements; a neighbour listed twice or MPI_PROC_NULL: not mappable.
-  std::vector<int> sc(static_cast<std::size_t>(size), 0), sd(sc.size(), 0), rc(sc.size(), 0), rd(sc.size(), 0);
-  std::vector<char> seen_out(sc.size(), 0), seen_in(sc.size(), 0);
-  bool ok = sendbuf != MPI_IN_PLACE;
-  for (std::size_t k = 0; ok && k < destinations.size(); ++k) {
-    const int d = destinations[k];
-    if (d < 0 || d >= size || seen_out[static_cast<std::size_t>(d)]++) ok = false;
-    else sc[static_cast<std::size_t>(d)] = sendcounts[k], sd[static_cast<std::size_t>(d)] = sdispls[k];
+  if (!nb.mappable) return to_mpi();
+  // Full-length counts and displacements (zero for non-neighbours).
+  for (std::size_t k = 0; k < nb.destinations.size(); ++k) {
+    const auto d = static_cast<std::size_t>(nb.destinations[k]);
+    nb.sc[d] = sendcounts[k], nb.sd[d] = sdispls[k];
   }
-  for (std::size_t k = 0; ok && k < sources.size(); ++k) {
-    const int q = sources[k];
-    if (q < 0 || q >= size || seen_in[static_cast<std::size_t>(q)]++) ok = false;
-    else rc[static_cast<std::size_t>(q)] = recvcounts[k], rd[static_cast<std::size_t>(q)] = rdispls[k];
+  for (std::size_t k = 0; k < nb.sources.size(); ++k) {
+    const auto q = static_cast<std::size_t>(nb.sources[k]);
+    nb.rc[q] = recvcounts[k], nb.rd[q] = rdispls[k];
   }
-  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, ok, to_mpi, false);
+  return exchange(comm, sendbuf, nb.sc.data(), nb.sd.data(), sendtype, recvbuf, nb.rc.data(), nb.rd.data(), recvtype, sendbuf != MPI_IN_PLACE, to_mpi);
 }
 
 // The Fortran names, in each of the spellings Fortran compilers use (gfortran: lower case with one
