@@ -758,12 +758,14 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
     }
   }
   // Without a plan: the direct exchange or MPI, as measured on this pattern; until both are timed,
-  // the direct exchange. The next agreed call tries them in turn until both are timed, and then
-  // every fourth agreement again (the two alternating), so that each is compared by what it takes
-  // now.
+  // the direct exchange. The next agreed call tries them in turn until both are timed, and then,
+  // while they are within 1.5x of each other, every fourth agreement again (the two alternating),
+  // so that each is compared by what it takes now; one far slower is not paid for again.
   s->use_direct = p.baseline_known() ? p.direct_better() : true;
+  const double mpi_t = p.mpi_per_call(), direct_t = p.direct_per_call();
+  const bool close = std::max(mpi_t, direct_t) < 1.5 * std::min(mpi_t, direct_t);
   if (!p.baseline_known()) s->trial = (s->agreed_calls & 1) ? 2 : 1;
-  else if (s->agreed_calls % 4 == 0) s->trial = (s->agreed_calls / 4) & 1 ? 2 : 1;
+  else if (close && s->agreed_calls % 4 == 0) s->trial = (s->agreed_calls / 4) & 1 ? 2 : 1;
   else s->trial = 0;
   if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
