@@ -86,7 +86,8 @@ struct Config {
   bool check = false;             // COMMFIT_CHECK: agree on every call (the checking mode)
   bool speculate = false;         // COMMFIT_SPECULATE: try the last pattern before agreeing (checking mode)
   double slack = 1.25;            // COMMFIT_ADAPT_SLACK: adapted estimate / LB at most this x the plan's
-  std::string plan_file;          // COMMFIT_PLAN: a plan made by `commfit plan`, used where it fits
+  std::vector<std::string> plan_files;   // COMMFIT_PLAN: plans made by `commfit plan` (a list, ':' between),
+                                         // each communicator served by the first made for its size
   std::string record;             // COMMFIT_RECORD: directory for every pattern's matrix
   double plan_budget = 0.1;       // COMMFIT_PLAN_BUDGET: planning stops on a communicator once its
                                   // planning time exceeds this fraction of the time in its calls
@@ -384,7 +385,14 @@ void read_config() {
     if (env("COMMFIT_SPECULATE")) config.speculate = yes_no("COMMFIT_SPECULATE");
     if (env("COMMFIT_ADAPT_SLACK")) config.slack = number("COMMFIT_ADAPT_SLACK", 1);
     if (env("COMMFIT_PLAN_BUDGET")) config.plan_budget = number("COMMFIT_PLAN_BUDGET", 0);
-    if (const char* v = env("COMMFIT_PLAN")) config.plan_file = v;
+    if (const char* v = env("COMMFIT_PLAN")) {
+      std::string list = v;
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t end = std::min(list.find(':', at), list.size());
+        if (end > at) config.plan_files.push_back(list.substr(at, end - at));
+        at = end + 1;
+      }
+    }
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
     if (env("COMMFIT_RECORD_FORCE")) config.record_force = yes_no("COMMFIT_RECORD_FORCE");
     if (env("COMMFIT_PLAN_THREAD")) config.plan_thread = kPlanInBackground && yes_no("COMMFIT_PLAN_THREAD");
@@ -507,23 +515,25 @@ CommState* state_of(MPI_Comm comm) {
         say("commfit-pmpi: the direct exchange could not be set up (%s); calls with no plan go to MPI\n", e.what());
       }
     }
-    if (!config.plan_file.empty()) {
-      // The plan file serves this communicator when every rank reads its schedule for this size
-      // (agreed before the executor, which is collective, is built) and the executor loads it with
-      // every check of Executor::load, the plan's recorded hash included (it agrees on its own
-      // errors). A plan for another size is passed over quietly; a plan refused is said.
+    // COMMFIT_PLAN's plans, in order: the first made for this communicator's size serves it, when
+    // every rank reads its schedule (agreed before the executor, which is collective, is built) and
+    // the executor loads it with every check of Executor::load, the plan's recorded hash included
+    // (it agrees on its own errors). A plan for another size is passed over quietly; a plan
+    // refused is said once, not once per communicator.
+    static std::vector<std::string> said;
+    for (const std::string& path : config.plan_files) {
       bool other_size = false;
       try {
         std::string origin, error;
         commfit::RankSchedule rs;
         try {
-          rs = commfit::exec::read_plan_rank(config.plan_file, s->rank, s->size, origin);
+          rs = commfit::exec::read_plan_rank(path, s->rank, s->size, origin);
           other_size = rs.ranks != s->size;
         } catch (const std::exception& e) {
           error = e.what();
         }
         commfit::exec::agree(s->agree, commfit::exec::Error::Kind::plan, error);
-        s->file_plan = std::make_unique<Executor>(Executor::load(config.plan_file, rs, comm, config.options.exec));
+        s->file_plan = std::make_unique<Executor>(Executor::load(path, rs, comm, config.options.exec));
         s->file_sends.assign(static_cast<std::size_t>(s->size), 0);
         s->file_recvs.assign(static_cast<std::size_t>(s->size), 0);
         for (const auto& pb : rs.sends) s->file_sends[static_cast<std::size_t>(pb.peer)] = static_cast<std::int64_t>(pb.bytes);
@@ -531,12 +541,16 @@ CommState* state_of(MPI_Comm comm) {
         // A plan that forwards pieces replays its own counts only: the calls agree (whole_direct
         // is agreed at load).
         if (!s->file_plan->whole_direct()) s->agreed_only = true;
+        break;
       } catch (const std::exception& e) {
         s->file_plan.reset();
         if (s->rank == 0 && other_size && config.verbose > 1)
-          std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN not used on a %d-rank communicator: %s\n", s->size, e.what());
-        else if (s->rank == 0 && !other_size && config.verbose > 0)
-          std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN refused on a %d-rank communicator (its calls go to MPI): %s\n", s->size, e.what());
+          std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN's %s not used on a %d-rank communicator: %s\n", path.c_str(), s->size, e.what());
+        else if (!other_size && std::find(said.begin(), said.end(), path) == said.end()) {
+          said.push_back(path);
+          if (s->rank == 0 && config.verbose > 0)
+            std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN's %s refused (not used): %s\n", path.c_str(), e.what());
+        }
       }
     }
   }

@@ -43,7 +43,7 @@ endfunction()
 with_plan(staged.plan "\\(([1-9][0-9]*) from COMMFIT_PLAN\\)" "the honest plan directory was not replayed")
 with_plan(staged.cfp "\\(([1-9][0-9]*) from COMMFIT_PLAN\\)" "the honest binary plan was not replayed")
 
-set(refused "commfit-pmpi: COMMFIT_PLAN refused on a ${NP}-rank communicator \\(its calls go to MPI\\): rank [0-9]+: ")
+set(refused "commfit-pmpi: COMMFIT_PLAN's [^\n]* refused \\(not used\\): rank [0-9]+: ")
 set(none "\\(0 from COMMFIT_PLAN\\)")
 foreach(form plan cfp)
   run("edit staging" o e ${PLAN_EDIT} ${WORK}/staged.plan ${WORK}/edited_staging.${form} staging_bytes 1 3221225472)
