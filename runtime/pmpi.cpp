@@ -158,6 +158,7 @@ struct Pattern {
   Signature structure;               // where its counts are nonzero
   std::unique_ptr<Executor> executor;
   commfit::RankSchedule schedule;    // this rank's part of the plan, for adapting it
+  double estimate_s = 0;             // the plan's estimate under the planner's cost model
   bool failed = false;               // planning or a replay failed: always MPI from now on
   bool mpi_kept = false;             // its plan measured slower than MPI here: MPI from now on
   // Its time per call under MPI, its plan and the direct exchange (the slowest rank's, on the calls
@@ -637,6 +638,7 @@ void make_room(CommState* s, const Pattern* model) {
 void adopt(CommState* s, Pattern& p, Executor executor, commfit::exec::InJobReport& report) {
   p.executor = std::make_unique<Executor>(std::move(executor));
   p.schedule = std::move(report.schedule);
+  p.estimate_s = report.estimate_s;
   ++s->planned, ++totals.planned;
   totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
   if (config.verbose > 1 && world_rank == 0)
@@ -763,6 +765,12 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   constexpr std::int64_t kTrials = 4;
   if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls() > 0) {
     const double plan_t = p.replay_per_call(), base_t = p.baseline_per_call();
+    if (p.replays == kTrials + 1 && config.verbose > 1 && s->rank == 0 && p.estimate_s > 0) {
+      char direct[64] = "";
+      if (p.direct.warm()) std::snprintf(direct, sizeof direct, ", the direct exchange %.3g s", p.direct_per_call());
+      std::fprintf(stderr, "commfit-pmpi: a %d-rank pattern's plan measured %.3g s per call against its estimate %.3g s (%.2fx); MPI %.3g s%s\n",
+                   s->size, plan_t, p.estimate_s, plan_t / p.estimate_s, p.mpi_per_call(), direct);
+    }
     if (plan_t > base_t) {
       p.mpi_kept = true;
       ++totals.mpi_kept;
