@@ -728,15 +728,6 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   else if (!s->agreement->step()) return;
   s->lag_open = false;
   const std::uint64_t* all = s->agreement->result();
-  // The next agreement: after a gap that doubles (up to 64 calls) while agreements see the same
-  // pattern and is 0 after a change, and one call more or not by a draw every rank makes alike (a
-  // program that alternates its patterns in step with the agreements still has each one seen). A
-  // steady exchange then pays about one message in 64 calls; what it replays needs no agreement.
-  constexpr int kMaxGap = 64;
-  const Signature seen{all[1], all[2]};
-  s->lag_gap = seen == s->lag_last && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
-  s->lag_last = seen;
-  s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
   double slowest = 0;   // the slowest rank's time in the last call
   std::memcpy(&slowest, &all[5], sizeof slowest);
   ++s->calls, ++s->agreed_calls;
@@ -793,6 +784,19 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
   const bool over_budget = all[0] & 4;
   if (over_budget) stop_planning(s, p, p.calls >= config.threshold, true);
+  // The next agreement: after a gap that doubles (up to 64 calls) while agreements see the same
+  // pattern and it is settled (planned, or not to be planned now), and is 0 otherwise; one call
+  // more or not by a draw every rank makes alike (a program that alternates its patterns in step
+  // with the agreements still has each one seen). A steady exchange then pays about one message in
+  // 64 calls; what it replays needs no agreement.
+  {
+    constexpr int kMaxGap = 64;
+    const Signature seen{all[1], all[2]};
+    const bool settled = p.executor || p.failed || p.mpi_kept || over_budget || s->planning_stopped;
+    s->lag_gap = seen == s->lag_last && settled && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
+    s->lag_last = seen;
+    s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
+  }
   // Planning off the critical path: the matrix is gathered in this call and the root plans while
   // the calls go on as they were; an agreement that finds the root done installs the plan on every
   // rank (the schedules sent, the executors built). The root's planner time counts against the
