@@ -229,7 +229,10 @@ struct CommState {
   // agreed pattern found faster (the direct exchange until both are timed); while they are not,
   // the calls that agreements are on (the only ones timed) try each in turn.
   std::unique_ptr<Executor> direct;
-  bool use_direct = true;
+  bool direct_failed = false;
+  // MPI until the first agreement (a communicator used for a few calls costs no executor), then
+  // as measured.
+  bool use_direct = false;
   Neighbours neighbours;
   // What the next agreed call runs in place of the usual: 0 the usual, 1 MPI, 2 the direct exchange.
   int trial = 1;
@@ -507,15 +510,6 @@ CommState* state_of(MPI_Comm comm) {
   if (!s->passthrough) {
     PMPI_Comm_dup(comm, &s->agree);
     s->agreement = std::make_unique<commfit::pmpi::SteppedAllreduce>(s->agree, 1, fold_lagged);
-    if (!config.check) {
-      commfit::RankSchedule none;   // no plan: every message of a sized replay is sent directly
-      none.rank = s->rank, none.ranks = s->size;
-      try {
-        s->direct = std::make_unique<Executor>(Executor::from_schedule(none, comm, config.options.exec, "the direct exchange"));
-      } catch (const std::exception& e) {   // agreed on every rank at load
-        say("commfit-pmpi: the direct exchange could not be set up (%s); calls with no plan go to MPI\n", e.what());
-      }
-    }
     // COMMFIT_PLAN's plans, in order: the first made for this communicator's size serves it, when
     // every rank reads its schedule (agreed before the executor, which is collective, is built) and
     // the executor loads it with every check of Executor::load, the plan's recorded hash included
@@ -906,6 +900,23 @@ void replay_sized(MPI_Comm comm, CommState* s, Executor& ex, const void* sendbuf
     }
 }
 
+// The communicator's direct exchange, made on the first call that runs it (the same call on every
+// rank: the choice follows agreed values): an executor with no plan, whose sized replays send every
+// message directly. Null when it could not be made (said once; those calls go to MPI).
+Executor* direct_exchange(MPI_Comm comm, CommState* s) {
+  if (!s->direct && !s->direct_failed) {
+    commfit::RankSchedule none;
+    none.rank = s->rank, none.ranks = s->size;
+    try {
+      s->direct = std::make_unique<Executor>(Executor::from_schedule(none, comm, config.options.exec, "the direct exchange"));
+    } catch (const std::exception& e) {   // agreed on every rank at load
+      s->direct_failed = true;
+      say("commfit-pmpi: the direct exchange could not be set up (%s); calls with no plan go to MPI\n", e.what());
+    }
+  }
+  return s->direct.get();
+}
+
 // One call on the lagged path (after settle): runs what every rank agreed on, then starts this
 // call's agreement. No collective of the interposer's own completes inside the call.
 template <class ToMpi>
@@ -915,12 +926,9 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   const double t = PMPI_Wtime();
   int rc = MPI_SUCCESS;
   // The call the next agreement is on (none under way, no call left to skip) is the one timed.
-  const int trial = !s->lag_open && s->lag_skip == 0 ? s->trial : 0;
-  Executor* ran = trial == 1 ? nullptr
-                  : trial == 2 ? s->direct.get()
-                  : s->current ? s->current
-                  : s->use_direct ? s->direct.get()
-                               : nullptr;
+  const int trial = !s->lag_open && s->lag_skip == 0 && s->lagged_calls >= 3 ? s->trial : 0;
+  const bool direct = trial == 2 || (trial == 0 && !s->current && s->use_direct);
+  Executor* ran = trial == 1 ? nullptr : direct ? direct_exchange(comm, s) : s->current;
   if (ran) {
     replay_sized(comm, s, *ran, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
     if (ran == s->direct.get()) {
@@ -940,6 +948,8 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
     --s->lag_skip;
     return rc;
   }
+  // No agreement on a communicator's first calls: one used for a few calls and freed pays none.
+  if (s->lagged_calls < 4) return rc;
   // This call is the one the next agreement is on: this rank's counts, their hashes, its time.
   int ssize = 0, rsize = 0;
   PMPI_Type_size(stype, &ssize);

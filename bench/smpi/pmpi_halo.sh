@@ -12,7 +12,7 @@
 # before them, as they would in the first of a long run's many calls.
 #
 #   bench/smpi/pmpi_halo.sh CORE_BUILD_DIR OUT_DIR [P ...]     (P: 64 256 1024 by default)
-#   env: CALLS (200), WARM (200), BYTES (1024)
+#   env: CALLS (200), WARM (200), BYTES (1024), NATIVE (1; 0: SMPI's MPI_Alltoallv not run)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 core=${1:?usage: pmpi_halo.sh CORE_BUILD_DIR OUT_DIR [P ...]}
@@ -34,7 +34,7 @@ for p in "${sizes[@]}"; do
   run "$out/smpi_halo_pmpi" alltoallv "$calls" "$warm" "$bytes" >"$out/interposed-$p.out" 2>"$out/interposed-$p.err"
   interposed=$(per_call <"$out/interposed-$p.out")
   native=-
-  if [[ $p -le 256 ]]; then native=$(run "$out/smpi_halo" alltoallv 10 2 "$bytes" 2>/dev/null | per_call); fi
+  if [[ $p -le 256 && ${NATIVE:-1} != 0 ]]; then native=$(run "$out/smpi_halo" alltoallv 10 2 "$bytes" 2>/dev/null | per_call); fi
   [[ -n $ac && -n $interposed && -n $native ]] || { echo "pmpi_halo.sh: a run at $p ranks failed (see $out/interposed-$p.*)" >&2; exit 1; }
   printf '%-6s %12s %14s %16s %10s\n' "$p" "$ac" "$interposed" "$native" "$(python3 -c "print(f'{$interposed / $ac:.3f}')")"
   grep '^commfit-pmpi' "$out/interposed-$p.err" | tail -1 >&2 || true
