@@ -487,6 +487,8 @@ void after_init(int provided) {
   PMPI_Op_create(fold, 1, &fold_op);
 }
 
+MPI_Comm agree_comm(MPI_Comm comm, CommState* s);
+
 // The state of `comm`, made on its first intercepted call (collective: every rank calls together).
 CommState* state_of(MPI_Comm comm) {
   void* value = nullptr;
@@ -508,8 +510,6 @@ CommState* state_of(MPI_Comm comm) {
     if (any) s->passthrough = true, ++totals.budget_stops;
   }
   if (!s->passthrough) {
-    PMPI_Comm_dup(comm, &s->agree);
-    s->agreement = std::make_unique<commfit::pmpi::SteppedAllreduce>(s->agree, 1, fold_lagged);
     // COMMFIT_PLAN's plans, in order: the first made for this communicator's size serves it, when
     // every rank reads its schedule (agreed before the executor, which is collective, is built) and
     // the executor loads it with every check of Executor::load, the plan's recorded hash included
@@ -527,7 +527,7 @@ CommState* state_of(MPI_Comm comm) {
         } catch (const std::exception& e) {
           error = e.what();
         }
-        commfit::exec::agree(s->agree, commfit::exec::Error::Kind::plan, error);
+        commfit::exec::agree(agree_comm(comm, s), commfit::exec::Error::Kind::plan, error);
         s->file_plan = std::make_unique<Executor>(Executor::load(path, rs, comm, config.options.exec));
         s->file_sends.assign(static_cast<std::size_t>(s->size), 0);
         s->file_recvs.assign(static_cast<std::size_t>(s->size), 0);
@@ -552,6 +552,17 @@ CommState* state_of(MPI_Comm comm) {
   PMPI_Comm_set_attr(comm, keyval, s);
   live.emplace_back(comm, s);
   return s;
+}
+
+// The communicator's private duplicate for its agreements, made on first use (collective: every
+// use is in the same call on every rank), so that a communicator used for a few calls and freed
+// costs no duplicate. Its stepped agreement comes with it.
+MPI_Comm agree_comm(MPI_Comm comm, CommState* s) {
+  if (s->agree == MPI_COMM_NULL) {
+    PMPI_Comm_dup(comm, &s->agree);
+    s->agreement = std::make_unique<commfit::pmpi::SteppedAllreduce>(s->agree, 1, fold_lagged);
+  }
+  return s->agree;
 }
 
 // COMMFIT_RECORD: rank 0 of a communicator writes the matrix of each of its new patterns. The
@@ -779,15 +790,19 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   const bool over_budget = all[0] & 4;
   if (over_budget) stop_planning(s, p, p.calls >= config.threshold, true);
   // The next agreement: after a gap that doubles (up to 64 calls) while agreements see the same
-  // pattern and it is settled (planned, or not to be planned now), and is 0 otherwise; one call
+  // pattern and it is settled (planned, or not to be planned now), or while planning is held, and is
+  // 0 otherwise; one call
   // more or not by a draw every rank makes alike (a program that alternates its patterns in step
   // with the agreements still has each one seen). A steady exchange then pays about one message in
   // 64 calls; what it replays needs no agreement.
   {
     constexpr int kMaxGap = 64;
     const Signature seen{all[1], all[2]};
-    const bool settled = p.executor || p.failed || p.mpi_kept || over_budget || s->planning_stopped;
-    s->lag_gap = seen == s->lag_last && settled && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
+    // With planning held or stopped there is nothing a prompt agreement could start: the gap grows
+    // though the patterns change (a program whose patterns never settle pays least).
+    const bool held = over_budget || s->planning_stopped;
+    const bool settled = p.executor || p.failed || p.mpi_kept || held;
+    s->lag_gap = (seen == s->lag_last || held) && settled && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
     s->lag_last = seen;
     s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
   }
@@ -971,6 +986,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   s->sampled_ran = ran;
   s->sampled_weight = s->window_calls, s->window_calls = 0;
   s->lag_open = true;
+  agree_comm(comm, s);
   s->agreement->start(mine);
   return rc;
 }
@@ -1065,7 +1081,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
   std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u), mix(h ^ r1), mix(h + r2), mix(z ^ r1),
                            mix(z + r2)};
   std::uint64_t all[5];
-  PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, s->agree);
+  PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, agree_comm(comm, s));
   ++s->calls, ++s->agreed_calls;
   if (steps_aside(s)) {
     ++totals.to_mpi;
@@ -1380,7 +1396,7 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
     int ok = 1, everywhere = 0;
     for (const int d : nb.destinations) ok &= d >= 0 && d < s->size && !seen_out[static_cast<std::size_t>(d)]++;
     for (const int q : nb.sources) ok &= q >= 0 && q < s->size && !seen_in[static_cast<std::size_t>(q)]++;
-    PMPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_MIN, s->agree);
+    PMPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_MIN, agree_comm(comm, s));
     nb.mappable = everywhere == 1;
     for (auto* v : {&nb.sc, &nb.sd, &nb.rc, &nb.rd}) v->assign(n, 0);
     nb.known = true;
