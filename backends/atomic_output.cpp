@@ -204,6 +204,27 @@ void clean_stale_temps(const Directory& dir, const std::string& target) {
   for (const std::string& name : stale) remove_at(dir.fd(), name);
 }
 
+bool replacement_under_way(const fs::path& target) {
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + ".old-";
+  DIR* d = ::opendir(parent.c_str());
+  if (!d) return false;
+  bool found = false;
+  while (const dirent* e = ::readdir(d))
+    if (std::string_view(e->d_name).starts_with(prefix)) {
+      found = true;
+      break;
+    }
+  ::closedir(d);
+  return found;
+}
+
+void wait_while_replaced(const fs::path& target) {
+  struct stat st {};
+  for (int i = 0; i < 500 && ::lstat(target.c_str(), &st) != 0 && errno == ENOENT && replacement_under_way(target); ++i)
+    ::usleep(1000);
+}
+
 TempSibling::TempSibling(const Directory& dir, const std::string& target, Kind kind, mode_t mode) : dir_(dir), target_(target), kind_(kind) {
   clean_stale_temps(dir, target);
   // Interrupts wait while the temporary is created and its guard armed (a signal between the two
@@ -302,6 +323,10 @@ void TempSibling::publish_directory(const std::function<void(const fs::path&)>& 
       throw UsageError(failure("cannot move aside", target, e));
     }
     if (const int e = rename_in(dir_, name_, target_, 0); e != 0) {
+      if (e == EEXIST || e == ENOTEMPTY) {   // another writer filled the gap: ours replaces theirs
+        remove_at(dir_.fd(), old);
+        continue;
+      }
       rename_in(dir_, old, target_, 0);
       throw UsageError(failure("cannot rename " + path().string() + " to", target, e));
     }

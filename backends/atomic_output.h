@@ -83,6 +83,15 @@ std::filesystem::path temp_sibling(const std::filesystem::path& target);
 // descriptor opened with O_NOFOLLOW, so that nothing outside it is removed. Best effort.
 void clean_stale_temps(const Directory& dir, const std::string& target);
 
+// Where the file system has no RENAME_EXCHANGE, a directory output is replaced in two renames: the
+// old one moved aside to .NAME.old-HOST-PID, then the new one renamed in. Between the two the name
+// is missing. True while such an aside name stands beside `target`: a reader that finds `target`
+// missing waits for it (wait_while_replaced) rather than report it gone.
+bool replacement_under_way(const std::filesystem::path& target);
+
+// Returns once `target` exists or no replacement of it is under way, or after half a second.
+void wait_while_replaced(const std::filesystem::path& target);
+
 // A temporary sibling of `target` in `dir`, created new by this process (create_file_at, or
 // mkdirat for a directory) and removed by the destructor unless published: while it lives, an
 // interrupt removes it too (backends/interrupt.h). Cleans the stale siblings first.

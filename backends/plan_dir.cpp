@@ -349,6 +349,7 @@ void check_plan_hash(const Plan& plan, const std::string& file, const std::strin
 Manifest read_manifest(const std::filesystem::path& dir) {
   const auto path = dir / "manifest.json";
   std::error_code ec;
+  wait_while_replaced(dir);
   if (std::filesystem::is_regular_file(dir, ec)) {
     if (std::filesystem::file_size(dir, ec) == 0) throw InputError(dir.string(), "", "file is empty");
     throw InputError(dir.string(), "byte 0", "neither a plan directory nor a binary plan (no \"CFITPLAN\" magic)");
@@ -399,10 +400,12 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash)
 // Every file is read relative to one open directory, so that a plan swapped in at `dir` while we
 // read (backends/atomic_output.h) is never mixed with the old one. The writer removes the old
 // directory after the swap, so a read can lose files under it: if `dir` then names another
-// directory than the one read, the read starts again on the new one.
+// directory than the one read, or no longer exists while a replacement is under way, the read
+// starts again on the new one.
 Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
   read_manifest(dir);   // the messages for what is not a plan directory
   for (int attempt = 1;; ++attempt) {
+    if (attempt > 1) wait_while_replaced(dir);
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd < 0) throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(errno));
     struct Closer {
@@ -413,8 +416,9 @@ Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
       return read_plan_at(dir, dir_fd, check_hash);
     } catch (const InputError&) {
       struct stat now {}, held {};
-      const bool swapped = ::stat(dir.c_str(), &now) == 0 && ::fstat(dir_fd, &held) == 0 &&
-                           (now.st_ino != held.st_ino || now.st_dev != held.st_dev);
+      const bool named = ::stat(dir.c_str(), &now) == 0;
+      const bool gone = !named && errno == ENOENT && replacement_under_way(dir);
+      const bool swapped = gone || (named && ::fstat(dir_fd, &held) == 0 && (now.st_ino != held.st_ino || now.st_dev != held.st_dev));
       if (!swapped || attempt == 8) throw;   // a real problem, or a plan replaced without pause
     }
   }

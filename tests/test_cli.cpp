@@ -370,10 +370,21 @@ TEST_CASE("cli_output_replaces_only_plans") {
 
 // A plan directory re-planned while others read it: every reader sees one whole plan, old or
 // new (a mix used to fail "rank schedule is missing" or "phase count differs"), every writer
-// succeeds, and nothing is left behind.
-TEST_CASE("cli_replan_while_reading") {
+// succeeds, and nothing is left behind. `preload` is what the commfit processes run with.
+static void replan_while_reading(const std::string& preload) {
   const std::string matrix = example("random_sparse_32.json");
   const fs::path d = scratch_dir();
+  const char* before = std::getenv("LD_PRELOAD");
+  const std::string saved = before ? before : "";
+  if (preload.empty())
+    ::unsetenv("LD_PRELOAD");
+  else
+    ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  struct Restore {
+    const char* before;
+    std::string saved;
+    ~Restore() { before ? ::setenv("LD_PRELOAD", saved.c_str(), 1) : ::unsetenv("LD_PRELOAD"); }
+  } restore{before, saved};
   REQUIRE(commfit("plan " + matrix + " -q -o race.plan").status == 0);
   std::vector<pid_t> writers;
   for (int w = 0; w < 3; ++w) {
@@ -416,6 +427,12 @@ TEST_CASE("cli_replan_while_reading") {
   for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().filename().string().find("race.plan.") == std::string::npos);
   fs::remove_all(d / "race.plan");
 }
+
+TEST_CASE("cli_replan_while_reading") { replan_while_reading(""); }
+
+// The same where the file system has no RENAME_EXCHANGE: the name is missing for a moment
+// between the two renames of a replacement, and readers wait for it.
+TEST_CASE("cli_replan_while_reading_without_rename_exchange") { replan_while_reading(COMMFIT_NO_RENAME_EXCHANGE); }
 
 TEST_CASE("cli_print_after_and_verify_each") {
   // --print-after PASS: the schedule that pass returned, on stderr; the plan is written as usual.
