@@ -346,10 +346,11 @@ void check_plan_hash(const Plan& plan, const std::string& file, const std::strin
                                       "replaced or comes from another plan");
 }
 
-Manifest read_manifest(const std::filesystem::path& dir) {
+namespace {
+
+Manifest read_manifest_once(const std::filesystem::path& dir) {
   const auto path = dir / "manifest.json";
   std::error_code ec;
-  wait_while_replaced(dir);
   if (std::filesystem::is_regular_file(dir, ec)) {
     if (std::filesystem::file_size(dir, ec) == 0) throw InputError(dir.string(), "", "file is empty");
     throw InputError(dir.string(), "byte 0", "neither a plan directory nor a binary plan (no \"CFITPLAN\" magic)");
@@ -357,6 +358,21 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a plan directory");
   if (!std::filesystem::exists(path, ec)) throw InputError(dir.string(), "", "not a plan directory (no manifest.json)");
   return manifest_from(read_json_file(path), path.string());
+}
+
+}  // namespace
+
+// A plan directory being replaced where RENAME_EXCHANGE is missing is absent for a moment
+// (backends/atomic_output.h): the read waits for the new one.
+Manifest read_manifest(const std::filesystem::path& dir) {
+  for (int attempt = 1;; ++attempt) {
+    wait_while_replaced(dir);
+    try {
+      return read_manifest_once(dir);
+    } catch (const InputError&) {
+      if (attempt == 8 || !replacement_under_way(dir)) throw;
+    }
+  }
 }
 
 RankSchedule read_rank_schedule(const std::filesystem::path& file) {
@@ -405,9 +421,13 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash)
 Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
   read_manifest(dir);   // the messages for what is not a plan directory
   for (int attempt = 1;; ++attempt) {
-    if (attempt > 1) wait_while_replaced(dir);
+    wait_while_replaced(dir);
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(errno));
+    if (dir_fd < 0) {
+      const int err = errno;
+      if (err == ENOENT && attempt < 8 && replacement_under_way(dir)) continue;   // gone between the wait and the open
+      throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(err));
+    }
     struct Closer {
       int fd;
       ~Closer() { ::close(fd); }
