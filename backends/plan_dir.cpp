@@ -172,7 +172,7 @@ std::string manifest_json(const Manifest& m) {
   j["ranks"] = m.ranks;
   j["phases"] = m.phases;
   j["strategy"] = m.strategy;
-  j["options"] = m.options;
+  j["options"] = contract_json(m.contract, m.options);
   j["matrix_fingerprint"] = m.matrix_fingerprint;
   j["cost"] = {{"tau_s", m.cost.tau_s}, {"bandwidth_Bps", m.cost.bandwidth_Bps},
                {"estimate_s", m.cost.estimate_s}, {"lower_bound_s", m.cost.lower_bound_s}};
@@ -225,9 +225,7 @@ Manifest manifest_from(const json& j, const std::string& file) {
   if (m.ranks == 0) throw InputError(file, "/ranks", "rank count must be at least 1");
   m.phases = static_cast<Phase>(f.uint("phases", kMaxPhases));
   m.strategy = f.string("strategy");
-  const json& options = f.need("options");
-  if (!options.is_object()) throw InputError(file, "/options", "expected an object");
-  m.options = options;
+  m.contract = read_contract(f.need("options"), file, m.options);
   m.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(m.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   {

@@ -15,41 +15,12 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// options.candidates of an auto plan (planner/candidates.cpp, comparison_json): an array of
-// {"name", "skipped"} or {"name", "phases", "max_message", "estimate_s"}; options.chosen names one.
-std::vector<ReportCandidate> read_candidates(const Manifest& mf, const std::string& file) {
+// The rows --strategy auto compared (the plan's contract), the chosen one marked.
+std::vector<ReportCandidate> read_candidates(const Manifest& mf) {
   std::vector<ReportCandidate> out;
-  const auto it = mf.options.find("candidates");
-  if (it == mf.options.end()) return out;
-  if (!it->is_array()) throw InputError(file, "/options/candidates", "expected an array of candidate rows");
-  if (it->size() > 1000) throw InputError(file, "/options/candidates", "more than 1000 candidate rows");
-  std::string chosen;
-  if (auto c = mf.options.find("chosen"); c != mf.options.end() && c->is_string()) chosen = c->get<std::string>();
-  std::size_t k = 0;
-  for (const ordered_json& row : *it) {
-    const std::string at = "/options/candidates/" + std::to_string(k++);
-    if (!row.is_object()) throw InputError(file, at, "expected an object");
-    ReportCandidate c;
-    const auto name = row.find("name");
-    if (name == row.end() || !name->is_string()) throw InputError(file, at + "/name", "expected a string");
-    c.name = name->get<std::string>();
-    if (const auto s = row.find("skipped"); s != row.end()) {
-      if (!s->is_string()) throw InputError(file, at + "/skipped", "expected a string");
-      c.skipped = s->get<std::string>();
-    } else {
-      const auto phases = row.find("phases"), max_message = row.find("max_message"), estimate = row.find("estimate_s");
-      if (phases == row.end() || !phases->is_number_unsigned() || phases->get<std::uint64_t>() > 0xffffffffu)
-        throw InputError(file, at + "/phases", "expected a phase count");
-      if (max_message == row.end() || !max_message->is_number_unsigned()) throw InputError(file, at + "/max_message", "expected a byte count");
-      if (estimate == row.end() || !estimate->is_number() || !(estimate->get<double>() >= 0))
-        throw InputError(file, at + "/estimate_s", "expected a non-negative number of seconds");
-      c.phases = phases->get<Phase>();
-      c.max_message = max_message->get<Bytes>();
-      c.estimate_s = estimate->get<double>();
-    }
-    c.chosen = !chosen.empty() && c.name == chosen;
-    out.push_back(std::move(c));
-  }
+  for (const CandidateRecord& r : mf.contract.candidates)
+    out.push_back({.name = r.name, .skipped = r.skipped, .phases = r.phases, .max_message = r.max_message, .estimate_s = r.estimate_s,
+                   .chosen = !mf.contract.chosen.empty() && r.name == mf.contract.chosen});
   return out;
 }
 
@@ -59,11 +30,9 @@ std::optional<Topology> report_topology(const Manifest& mf, const ReportInput& i
     in.topology->check_ranks(mf.ranks);
     return in.topology->kind() == Topology::Kind::full ? std::nullopt : in.topology;
   }
-  const auto it = mf.options.find("topology");
-  if (it == mf.options.end()) return std::nullopt;
-  if (!it->is_string()) throw InputError(in.manifest_file, "/options/topology", "expected a topology spec string");
+  if (mf.contract.topology.empty()) return std::nullopt;
   try {
-    Topology t = Topology::parse(it->get<std::string>());
+    Topology t = Topology::parse(mf.contract.topology);
     t.check_ranks(mf.ranks);
     return t.kind() == Topology::Kind::full ? std::nullopt : std::optional<Topology>(t);
   } catch (const UsageError& e) {
@@ -78,7 +47,7 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
   d.manifest = &mf;
   d.p = mf.ranks;
   d.phases = mf.phases;
-  d.candidates = read_candidates(mf, in.manifest_file);
+  d.candidates = read_candidates(mf);
   // Per-phase tables are O(phases): refuse phase counts no plan of these steps can need.
   std::size_t steps = 0;
   for (const RankSchedule& r : plan.ranks) steps += r.steps.size();

@@ -595,9 +595,14 @@ std::string summary(const ReportData& d) {
   const Manifest& m = *d.manifest;
   const TrafficStats& s = d.stats;
   std::string opts;
-  for (const char* key : {"chosen", "algorithm", "variant", "method", "chunk", "timing", "contention", "topology"})
-    if (auto it = m.options.find(key); it != m.options.end())
-      opts += fmt("<span class=\"opt\">%s = %s</span> ", key, esc(it->is_string() ? it->get<std::string>() : it->dump()).c_str());
+  auto opt = [&](const char* key, const std::string& value) { opts += fmt("<span class=\"opt\">%s = %s</span> ", key, esc(value).c_str()); };
+  const PlanContract& c = m.contract;
+  if (!c.chosen.empty()) opt("chosen", c.chosen);
+  for (const char* key : {"algorithm", "variant", "method", "chunk"})
+    if (auto it = m.options.find(key); it != m.options.end()) opt(key, it->is_string() ? it->get<std::string>() : it->dump());
+  opt("timing", c.timing == Timing::async ? "async" : "synchronous");
+  opt("contention", to_string(c.contention));
+  if (!c.topology.empty()) opt("topology", c.topology);
   auto item = [](const char* k, const std::string& v) { return fmt("<div><dt>%s</dt><dd>%s</dd></div>", k, v.c_str()); };
   std::string out = "<dl class=\"summary\">";
   out += item("ranks p", std::to_string(d.p));

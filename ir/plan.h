@@ -5,6 +5,7 @@
 
 // Only the scalar types: the executor includes this header, and it must not see Eigen
 // (ir/comm_matrix.h) or the schedule passes build.
+#include "ir/plan_contract.h"
 #include "ir/types.h"
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,10 @@ struct Manifest {
   Rank ranks = 0;
   Phase phases = 0;
   std::string strategy;
+  // What the plan promises and was priced with (written into "options" with the provenance).
+  PlanContract contract;
+  // Free-form provenance: what the strategy records about how it shaped the plan (its algorithm,
+  // seed, chunk...), an object. Read by people; code reads the contract.
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
   std::string matrix_fingerprint;
   CostSummary cost;

@@ -520,14 +520,4 @@ std::vector<std::string> verify(const Plan& plan, const CommMatrix& m, const Ver
   return v.finish();
 }
 
-const char* to_string(Contention c) {
-  switch (c) {
-    case Contention::none: return "none";
-    case Contention::node: return "node";
-    case Contention::link: return "link";
-    case Contention::bounded: return "bounded";
-  }
-  return "?";
-}
-
 }  // namespace commfit

@@ -20,10 +20,6 @@
 
 namespace commfit {
 
-// node: one message per port per phase; bounded: at most `per_port`; link: node, and no two
-// messages of a phase share a directed link.
-enum class Contention { none, node, link, bounded };
-
 struct VerifyRules {
   Contention contention = Contention::node;
   // Link rule: the directed links (any ids) a message from `a` to `b` occupies; empty = none
@@ -65,6 +61,5 @@ class PlanVerifier {
 // The whole plan at once, through a PlanVerifier.
 std::vector<std::string> verify(const Plan& plan, const CommMatrix& m, const VerifyRules& rules);
 
-const char* to_string(Contention c);
 
 }  // namespace commfit

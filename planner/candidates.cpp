@@ -135,8 +135,8 @@ std::optional<Plan> plan_candidate(const CommMatrix& m, CandidateRow& row, std::
     row.phases = plan.manifest.phases;
     for (Bytes b : phase_max_message(plan)) row.max_message = std::max(row.max_message, b);
     row.estimate_s = plan.manifest.cost.estimate_s;
-    row.simulated = !plan.manifest.options.contains("estimate");   // pipeline.cpp notes an analytic one
-    row.loose_s = plan.manifest.options.value("timing", "") == "async" ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
+    row.simulated = plan.manifest.contract.simulated;
+    row.loose_s = plan.manifest.contract.timing == Timing::async ? row.estimate_s : loose_estimate_s(plan, row.options.cost, row.options.topology);
     row.lower_bound_s = plan.manifest.cost.lower_bound_s;
     return plan;
   } catch (const UsageError& e) {   // e.g. a strategy not implemented yet, or not applicable
@@ -239,21 +239,19 @@ std::string format_comparison(const Comparison& c) {
   return out;
 }
 
-nlohmann::ordered_json comparison_json(const Comparison& c) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+std::vector<CandidateRecord> candidate_records(const Comparison& c) {
+  std::vector<CandidateRecord> rows;
+  rows.reserve(c.rows.size());
   for (const CandidateRow& r : c.rows) {
-    nlohmann::ordered_json j;
-    j["name"] = r.name;
-    if (!r.skipped.empty()) {
-      j["skipped"] = r.skipped;
-    } else {
-      j["phases"] = r.phases;
-      j["max_message"] = r.max_message;
-      j["estimate_s"] = r.estimate_s;
-      if (!r.simulated) j["simulated"] = false;
-      j["loose_s"] = r.loose_s;
+    CandidateRecord x{.name = r.name, .skipped = r.skipped};
+    if (r.skipped.empty()) {
+      x.phases = r.phases;
+      x.max_message = r.max_message;
+      x.estimate_s = r.estimate_s;
+      x.simulated = r.simulated;
+      x.loose_s = r.loose_s;
     }
-    rows.push_back(j);
+    rows.push_back(std::move(x));
   }
   return rows;
 }

@@ -49,6 +49,6 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
 std::string format_comparison(const Comparison& c);
 
 // The table as JSON rows, recorded in an auto plan's manifest options.
-nlohmann::ordered_json comparison_json(const Comparison& c);
+std::vector<CandidateRecord> candidate_records(const Comparison& c);
 
 }  // namespace commfit

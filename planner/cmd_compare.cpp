@@ -56,7 +56,7 @@ int run_compare(const CompareCommand& c) {
     j["bandwidth_Bps"] = o.cost.bandwidth_Bps;
     if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) j["topology"] = o.topology.spec();
     j["lower_bound_s"] = lb;
-    j["candidates"] = comparison_json(cmp);
+    j["candidates"] = candidates_json(candidate_records(cmp));
     if (cmp.chosen) j["chosen"] = cmp.rows[*cmp.chosen].name;
     std::puts(j.dump(1).c_str());
     return 0;

@@ -196,10 +196,11 @@ int run_plan(const PlanCommand& c) {
     j["manifest"] = nlohmann::ordered_json::parse(manifest_json(manifest));
     std::puts(j.dump(1).c_str());
   } else if (!c.quiet) {
-    if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", manifest.options["chosen"].get<std::string>().c_str(), report.comparison.c_str());
+    if (!report.comparison.empty()) std::printf("commfit: --strategy auto chose %s from:\n%s", manifest.contract.chosen.c_str(), report.comparison.c_str());
     const CostSummary& cost = manifest.cost;
     std::string what;
-    for (const char* key : {"chosen", "algorithm", "variant", "method", "chunk"})
+    if (!manifest.contract.chosen.empty()) what += " chosen=" + manifest.contract.chosen;
+    for (const char* key : {"algorithm", "variant", "method", "chunk"})
       if (auto it = manifest.options.find(key); it != manifest.options.end())
         what += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
     const std::string form = binary_default ? " (binary: the default above " + std::to_string(kBinaryDefaultRanks) + " ranks; -o NAME.plan writes a directory)" : "";

@@ -97,7 +97,7 @@ int run_show(const ShowCommand& c) {
   if (c.rank && (*c.rank < 0 || *c.rank >= m.ranks))
     throw UsageError("--rank " + std::to_string(*c.rank) + " is out of range (the plan has " + std::to_string(m.ranks) + " ranks)");
   if (c.json) return print_json(c, plan);
-  std::printf("plan %s: %d ranks, %u phases, strategy %s %s\n", c.plan.c_str(), m.ranks, m.phases, m.strategy.c_str(), m.options.dump().c_str());
+  std::printf("plan %s: %d ranks, %u phases, strategy %s %s\n", c.plan.c_str(), m.ranks, m.phases, m.strategy.c_str(), contract_json(m.contract, m.options).dump().c_str());
   std::printf("matrix %s\n", m.matrix_fingerprint.c_str());
   std::printf("cost: estimate %.4g s, lower bound %.4g s (tau %.3g s, bandwidth %.3g B/s), staging max %llu B\n", m.cost.estimate_s,
               m.cost.lower_bound_s, m.cost.tau_s, m.cost.bandwidth_Bps, static_cast<unsigned long long>(m.staging_bytes_max));

@@ -28,33 +28,19 @@ struct VerifyCommand {
 // The rules a plan claims: its manifest names the contention rule, and memory-constrained plans
 // record the free bytes per rank they were planned for (rule 5 is checked against those).
 VerifyRules rules_from_manifest(const Manifest& m, const std::string& plan_path, CommMatrix& matrix, Topology& topology) {
+  const PlanContract& c = m.contract;
   VerifyRules rules;
-  if (const auto mem = m.options.find("memory"); mem != m.options.end()) {
-    if (!mem->is_array() || mem->size() != static_cast<std::size_t>(matrix.ranks))
+  if (c.memory) {
+    if (c.memory->size() != static_cast<std::size_t>(matrix.ranks))
       throw InputError(plan_path, "/options/memory", "expected one free-byte count per rank");
-    matrix.memory.clear();
-    for (const auto& v : *mem) {
-      if (!v.is_number_unsigned()) throw InputError(plan_path, "/options/memory", "expected non-negative integers");
-      matrix.memory.push_back(v.get<Bytes>());
-    }
+    matrix.memory = *c.memory;
     rules.memory = true;
   }
-  const auto it = m.options.find("contention");
-  const std::string c = it != m.options.end() && it->is_string() ? it->get<std::string>() : "node";
-  if (c == "node") rules.contention = Contention::node;
-  else if (c == "none") rules.contention = Contention::none;
-  else if (c == "link") rules.contention = Contention::link;
-  else if (c == "bounded") {
-    rules.contention = Contention::bounded;
-    const auto k = m.options.find("concurrency");
-    if (k == m.options.end() || !k->is_number_unsigned() || k->get<std::uint64_t>() < 1 || k->get<std::uint64_t>() > 1u << 30)
-      throw InputError(plan_path + "/manifest.json", "/options/concurrency", "the bounded rule needs a positive \"concurrency\"");
-    rules.per_port = static_cast<int>(k->get<std::uint64_t>());
-  } else throw InputError(plan_path + "/manifest.json", "/options/contention", "unknown contention rule \"" + c + "\"");
-  if (const auto t = m.options.find("topology"); t != m.options.end()) {
-    if (!t->is_string()) throw InputError(plan_path + "/manifest.json", "/options/topology", "expected a topology spec");
+  rules.contention = c.contention;
+  rules.per_port = c.per_port;
+  if (!c.topology.empty()) {
     try {
-      topology = Topology::parse(t->get<std::string>());
+      topology = Topology::parse(c.topology);
       topology.check_ranks(matrix.ranks);
     } catch (const UsageError& e) {
       throw InputError(plan_path + "/manifest.json", "/options/topology", e.what());

@@ -12,6 +12,7 @@
 #include "planner/pass_table.h"
 #include "planner/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -67,8 +68,10 @@ class PassRunner {
     if (report_) report_->log.push_back(line);
   }
 
+  // `per_port`: the messages per port per phase the schedule keeps, for a pass whose entry says
+  // the bounded rule (the strategy's --concurrency).
   template <class F>
-  auto run(Pass p, F&& pass) {
+  auto run(Pass p, F&& pass, int per_port = 0) {
     const PassEntry& entry = pass_entry(p);
     if (progress) progress(entry.entry.name);
     const auto start = std::chrono::steady_clock::now();
@@ -79,9 +82,9 @@ class PassRunner {
     std::string log = line;
     using Result = std::decay_t<decltype(result)>;
     if constexpr (std::is_same_v<Result, Schedule>) {
-      after_schedule(entry, result, log);
+      after_schedule(entry, result, log, per_port);
     } else if constexpr (std::is_same_v<Result, std::optional<Schedule>>) {
-      if (result) after_schedule(entry, *result, log);
+      if (result) after_schedule(entry, *result, log, per_port);
     } else if constexpr (std::is_same_v<Result, CompressedMatrix>) {
       if (verify_each_) {
         if (const std::string problem = check_ccom(result, m_); !problem.empty())
@@ -94,9 +97,13 @@ class PassRunner {
   }
 
  private:
-  void after_schedule(const PassEntry& entry, const Schedule& s, std::string& log) {
+  void after_schedule(const PassEntry& entry, const Schedule& s, std::string& log, int per_port) {
     commfit_assert(entry.schedule, entry.entry.name, "returns a schedule but its pass table entry says it does not");
-    if (entry.contention) rules.contention = *entry.contention == Contention::link && !links_ ? Contention::node : *entry.contention;
+    if (entry.contention) {
+      rules.contention = *entry.contention == Contention::link && !links_ ? Contention::node : *entry.contention;
+      commfit_assert((rules.contention == Contention::bounded) == (per_port > 0), entry.entry.name, "a bounded pass runs with a per-port limit, and only it");
+      rules.per_port = std::max(per_port, 1);
+    }
     if (entry.contention || entry.memory) rules.memory = entry.memory;
     if (verify_each_) {
       Manifest mf;

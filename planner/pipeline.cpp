@@ -20,11 +20,8 @@ Plan make_auto_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* repor
   if (!c.plan) throw UsageError("no strategy applies to this matrix:\n" + format_comparison(c));
   Plan plan = std::move(*c.plan);
   const CandidateRow& chosen = c.rows[*c.chosen];
-  nlohmann::ordered_json options;
-  options["chosen"] = chosen.name;
-  for (auto& [k, v] : plan.manifest.options.items()) options[k] = v;
-  options["candidates"] = comparison_json(c);
-  plan.manifest.options = std::move(options);
+  plan.manifest.contract.chosen = chosen.name;
+  plan.manifest.contract.candidates = candidate_records(c);
   plan.manifest.strategy = "auto";
   if (report) {
     const TrafficStats stats = traffic_stats(m);
@@ -126,28 +123,18 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
 
   mf.strategy = o.strategy;
   mf.options = std::move(s.options);
-  mf.options["tau_s"] = o.cost.tau_s;
-  mf.options["bandwidth_Bps"] = o.cost.bandwidth_Bps;
-  mf.options["contention"] = to_string(passes.rules.contention);
-  if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) mf.options["topology"] = o.topology.spec();
-  mf.options["timing"] = s.timing == Timing::async ? "async" : "synchronous";
-  if (passes.rules.memory) mf.options["memory"] = m.memory;
-  mf.cost.tau_s = o.cost.tau_s;
-  mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
-  mf.options["network"] = to_string(o.cost.network.model);
-  mf.options["overhead_s"] = sim_overhead_s(o.cost.tau_s, o.cost.network);
-  mf.options["eager_limit"] = o.cost.network.eager_limit;
-  if (o.cost.network.model == Network::ib) mf.options["ib_factors"] = format_ib_factors(o.cost.network.ib);
-  if (o.cost.network.link_latency_s >= 0) mf.options["link_latency_s"] = o.cost.network.link_latency_s;
-  if (o.cost.network.window_bytes > 0) mf.options["window_bytes"] = o.cost.network.window_bytes;
-  if (o.cost.network.rtt_weight_bytes >= 0) mf.options["rtt_weight_bytes"] = o.cost.network.rtt_weight_bytes;
-  if (o.topology.ranks_per_node() > 1) {
-    mf.options["intra_latency_s"] = o.cost.network.intra_latency_s;
-    mf.options["intra_bandwidth_Bps"] = o.cost.network.intra_bandwidth_Bps;
-  }
-  bool simulated = false;
-  mf.cost.estimate_s = plan_estimate_s(traffic, m, o.cost, o.topology, &simulated);
-  if (!simulated) mf.options["estimate"] = "analytic (beyond the simulation's work limit)";
+  PlanContract& c = mf.contract;
+  c.contention = passes.rules.contention;
+  c.per_port = passes.rules.per_port;
+  if (passes.rules.memory) c.memory = m.memory;
+  if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) c.topology = o.topology.spec();
+  c.timing = s.timing;
+  c.tau_s = mf.cost.tau_s = o.cost.tau_s;
+  c.bandwidth_Bps = mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
+  c.network = o.cost.network;
+  c.network.overhead_s = sim_overhead_s(o.cost.tau_s, o.cost.network);
+  c.intra = o.topology.ranks_per_node() > 1;
+  mf.cost.estimate_s = plan_estimate_s(traffic, m, o.cost, o.topology, &c.simulated);
   mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(traffic, m));
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
   mf.plan_hash = hash.value();

@@ -24,10 +24,8 @@ constexpr NamedEntry kConcurrency[] = {
 StrategyOutput run_bounded(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   const int k = std::stoi(o.concurrency);   // one of kConcurrency (check_choices)
   StrategyOutput out;
-  out.options["concurrency"] = k;
   Schedule phases = passes.run(Pass::decompose, [&] { return decompose_optimal(m); });
-  passes.rules.per_port = k;
-  out.schedule = passes.run(Pass::group_phases, [&] { return group_phases(phases, k); });
+  out.schedule = passes.run(Pass::group_phases, [&] { return group_phases(phases, k); }, k);
   return out;
 }
 

@@ -26,12 +26,6 @@
 
 namespace commfit {
 
-// How the executor runs the plan, and so how the cost model prices it.
-enum class Timing {
-  synchronous,   // phase after phase: sum of tau + mu * largest message per phase
-  async,         // everything posted at once (AC): the busiest rank's port
-};
-
 // What a strategy's passes produce. The verifier's rules come from the pass table (the runner
 // tracks them), not from the strategy.
 struct StrategyOutput {

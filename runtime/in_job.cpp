@@ -389,8 +389,8 @@ Executor PlanningJob::finish(InJobReport* report) {
       else send_text(comm, r, text);
     }
     nlohmann::json s = {{"phases", plan.manifest.phases}, {"estimate_s", plan.manifest.cost.estimate_s}, {"strategy", plan.manifest.strategy},
-                        {"topology", plan.manifest.options.value("topology", "full")}};
-    if (auto it = plan.manifest.options.find("chosen"); it != plan.manifest.options.end() && it->is_string()) s["chosen"] = *it;
+                        {"topology", plan.manifest.contract.topology.empty() ? "full" : plan.manifest.contract.topology}};
+    if (!plan.manifest.contract.chosen.empty()) s["chosen"] = plan.manifest.contract.chosen;
     std::uint64_t messages = 0;
     for (const RankSchedule& r : plan.ranks)
       for (const PeerBytes& pb : r.sends) messages += pb.peer != r.rank;

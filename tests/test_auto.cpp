@@ -36,11 +36,10 @@ TEST_CASE("auto_keeps_the_cheapest_verified_candidate") {
         if (plan.manifest.cost.estimate_s > r.estimate_s) CHECK(plan.manifest.phases <= r.phases);
       }
       CHECK(planned >= 5);
-      CHECK(plan.manifest.options["chosen"] == c.rows[*c.chosen].name);
+      CHECK(plan.manifest.contract.chosen == c.rows[*c.chosen].name);
       VerifyRules rules;
-      const std::string contention = plan.manifest.options["contention"];
-      rules.contention = contention == "none" ? Contention::none : contention == "bounded" ? Contention::bounded : Contention::node;
-      if (rules.contention == Contention::bounded) rules.per_port = plan.manifest.options["concurrency"].get<int>();
+      rules.contention = plan.manifest.contract.contention;
+      rules.per_port = plan.manifest.contract.per_port;
       CHECK(verify(plan, m, rules).empty());
       CHECK(report.comparison.find("*") != std::string::npos);
       // Deterministic: the manifest records no timings.

@@ -315,8 +315,8 @@ TEST_CASE("memory_plans_are_deterministic_and_verified_end_to_end") {
     CHECK(a.manifest.options == b.manifest.options);
     REQUIRE(a.ranks.size() == b.ranks.size());
     for (std::size_t r = 0; r < a.ranks.size(); ++r) CHECK(a.ranks[r].steps == b.ranks[r].steps);
-    CHECK(a.manifest.options["contention"] == "none");
-    CHECK(a.manifest.options["memory"].size() == 24);
+    CHECK(a.manifest.contract.contention == Contention::none);
+    CHECK(a.manifest.contract.memory->size() == 24);
     CHECK(a.manifest.phases >= a.manifest.options["lower_bound_phases"].get<std::uint64_t>());
   }
 }

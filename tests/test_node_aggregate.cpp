@@ -209,7 +209,7 @@ TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per
   o.topology = Topology::parse("full+node8");
   const Plan plan = make_plan(m, o);   // make_plan verifies every plan it returns
   CHECK(plan.manifest.phases == 3);
-  CHECK(plan.manifest.options.value("contention", "") == "none");
+  CHECK(plan.manifest.contract.contention == Contention::none);
   CHECK(plan.manifest.options.value("ranks_per_node", 0) == 8);
   CHECK(plan.manifest.options.value("direct_from", 0) == 10000);   // tau x bandwidth / 2 at the defaults
   // Deterministic: the same plan twice.

@@ -168,10 +168,10 @@ TEST_CASE("every_strategy_keeps_the_rules_its_passes_claim") {
         int verified = 0;
         for (const std::string& line : report.log) verified += line.find(", verified") != std::string::npos;
         CHECK(verified >= 1);   // at least the pass whose schedule was lowered
-        if (s->needs_memory_limits) CHECK(plan.manifest.options.contains("memory"));
-        const std::string contention = plan.manifest.options["contention"];
+        if (s->needs_memory_limits) CHECK(plan.manifest.contract.memory.has_value());
+        const std::string contention = to_string(plan.manifest.contract.contention);
         // Only direct plans are made link-disjoint on a machine with shared links.
-        if (plan.manifest.options["timing"] == "async" || s->needs_memory_limits || o.strategy == "node") CHECK(contention == "none");
+        if (plan.manifest.contract.timing == Timing::async || s->needs_memory_limits || o.strategy == "node") CHECK(contention == "none");
         else if (o.strategy == "direct") CHECK(contention == (std::string(topology) == "full" ? "node" : "link"));
         else if (o.strategy == "bounded") CHECK(contention == "bounded");
         else CHECK(contention == "node");

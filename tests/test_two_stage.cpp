@@ -457,7 +457,7 @@ TEST_CASE("strategy two-stage: every variant through make_plan, options, errors"
       const Plan plan = make_plan(m, o);
       CHECK(plan.manifest.options["variant"] == e.name);
       CHECK(plan.manifest.options["seed"] == 9);
-      CHECK(plan.manifest.options["contention"] == "node");
+      CHECK(plan.manifest.contract.contention == Contention::node);
       CHECK(plan.manifest.cost.estimate_s >= plan.manifest.cost.lower_bound_s);
       const Plan again = make_plan(m, o);
       CHECK(again.ranks.size() == plan.ranks.size());

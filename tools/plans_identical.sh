@@ -42,6 +42,12 @@ for m in "$work"/m/*.json; do
 done
 cases+=("sample_sort_8|--strategy memory --memory 23000000" "sample_sort_8|--strategy memory --method relaxation --memory 23000000"
         "sample_sort_8|--strategy auto --memory 23000000")
+# Every field a manifest records: the bounded rule, a request window, node plans with intra-node
+# figures, the IB model with its factors, link latency, window and sharing weights.
+cases+=("hot64|--strategy bounded --concurrency 8" "moe64|--strategy throttled --max-outstanding 8"
+        "moe64|--strategy node --topology fattree:2;8,8;1,8;1,1+node4 --intra-latency 1e-7"
+        "moe64|--strategy auto --topology fattree:2;8,8;1,8;1,1+node4"
+        "stencil64|--strategy auto --network ib --ib-factors 0.9,0.9,1.2 --topology torus:4x4x4 --link-latency 1e-7 --window 4194304 --rtt-weight 8775")
 
 same=0 differ=0
 for c in "${cases[@]}"; do
