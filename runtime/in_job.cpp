@@ -11,6 +11,7 @@
 #include "ir/network_sim.h"
 #include "planner/limits.h"
 #include "planner/near_miss.h"
+#include "planner/plan_option.h"
 #include "planner/units.h"
 
 #include <nlohmann/json.hpp>
@@ -29,8 +30,8 @@
 namespace commfit::exec {
 namespace {
 
-const std::vector<std::string> kKeys = {"strategy", "algorithm", "variant", "method", "concurrency", "max-outstanding", "chunk",
-                                        "memory", "topology", "network", "tau", "bandwidth", "overhead", "seed", "keep", "root"};
+// The keys of in-job planning besides the planning options (planner/plan_option.h).
+constexpr const char* kInJobKeys[] = {"memory", "keep", "root"};
 
 // Frees the planning's own duplicate of the communicator on every way out.
 struct CommGuard {
@@ -193,12 +194,10 @@ void agree_arguments(MPI_Comm comm, const std::string& local_error, const InJobO
 }  // namespace
 
 void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value) {
-  PlanOptions& p = o.plan;
-  auto quantity = [&](Quantity kind, const char* what) {
-    const std::optional<double> q = parse_quantity(value, kind);
-    if (!q || !(*q >= 0)) throw UsageError(key + "=" + value + ": expected " + what);
-    return *q;
-  };
+  if (set_plan_option(o.plan, key, value)) {
+    if (key == "topology") o.detect_nodes = false;
+    return;
+  }
   auto whole = [&](const char* what) -> std::uint64_t {
     std::size_t used = 0;
     try {
@@ -208,32 +207,18 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
     }
     throw UsageError(key + "=" + value + ": expected " + what);
   };
-  if (key == "strategy") p.strategy = value;
-  else if (key == "algorithm") p.algorithm = value;
-  else if (key == "variant") p.variant = value;
-  else if (key == "method") p.method = value;
-  else if (key == "concurrency") p.concurrency = value;
-  else if (key == "max-outstanding") p.max_outstanding = value;
-  else if (key == "chunk") p.chunk = static_cast<Bytes>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 64KiB)"));
-  else if (key == "memory") o.memory_per_rank = static_cast<std::int64_t>(quantity(Quantity::bytes, "a size in bytes (or with a unit: 8MiB)"));
-  else if (key == "topology") {
-    p.topology = Topology::parse(value);
-    o.detect_nodes = false;
-  }
-  else if (key == "network") {
-    const std::optional<Network> n = parse_network(value);
-    if (!n) throw UsageError("network=" + value + ": expected flow or ib");
-    p.cost.network.model = *n;
-  } else if (key == "tau") p.cost.tau_s = quantity(Quantity::seconds, "a time (2us, 500ns, or seconds)");
-  else if (key == "bandwidth") p.cost.bandwidth_Bps = quantity(Quantity::rate, "a rate (12.5GB/s, 100Gbps, or bytes per second)");
-  else if (key == "overhead") p.cost.network.overhead_s = quantity(Quantity::seconds, "a time (500ns, or seconds)");
-  else if (key == "seed") p.seed = whole("a whole number");
-  else if (key == "keep") o.keep = value;
+  if (key == "memory") {
+    const std::optional<double> q = parse_quantity(value, Quantity::bytes);
+    if (!q || !(*q >= 0)) throw UsageError(key + "=" + value + ": expected a size in bytes (or with a unit: 8MiB)");
+    o.memory_per_rank = static_cast<std::int64_t>(*q);
+  } else if (key == "keep") o.keep = value;
   else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(whole("a rank"), INT_MAX));
   else {
-    std::string keys;
-    for (const std::string& k : kKeys) keys += (keys.empty() ? "" : ", ") + k;
-    throw UsageError("unknown in-job planning option \"" + key + "\"" + did_you_mean(key, kKeys) + " (keys: " + keys + ")");
+    std::vector<std::string> keys(plan_option_keys().begin(), plan_option_keys().end());
+    keys.insert(keys.end(), std::begin(kInJobKeys), std::end(kInJobKeys));
+    std::string list;
+    for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
+    throw UsageError("unknown in-job planning option \"" + key + "\"" + did_you_mean(key, keys) + " (keys: " + list + ")");
   }
 }
 

@@ -228,6 +228,13 @@ int main(int argc, char** argv) {
       unknown = x.what();
     }
     chk.check(unknown.find("unknown in-job planning option \"topolgy\" (did you mean \"topology\"?)") != std::string::npos, "bad key: " + unknown);
+    // Every planning option of the command line, by the planner's one setter.
+    const exec::InJobOptions net = exec::parse_in_job_options("network=ib ib-factors=0.9,0.8,1.2 link-latency=100ns window=4MiB rtt-weight=8775 "
+                                                              "intra-latency=200ns intra-bandwidth=5GB/s eager-limit=8KiB steps=2 topology=full+node2");
+    const NetworkOptions& n = net.plan.cost.network;
+    chk.check(n.model == Network::ib && n.ib.be == 0.9 && n.link_latency_s > 0.99e-7 && n.link_latency_s < 1.01e-7 && n.window_bytes == 4194304 &&
+                  n.rtt_weight_bytes == 8775 && n.intra_bandwidth_Bps == 5e9 && n.eager_limit == 8192 && net.plan.steps == "2" && !net.detect_nodes,
+              "network options by name");
     commfit_exec_t cex = nullptr;
     chk.check(commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), 1, "strategy", nullptr, &cex) == COMMFIT_EXEC_ERR_USAGE && !cex,
               std::string("commfit_exec_plan with a bad option string: ") + commfit_exec_last_error());

@@ -1,0 +1,22 @@
+// The planning options by name: one setter that in-job planning's "key=value" strings (and so the
+// interposer's COMMFIT_PLAN_OPTIONS) feed, with the command line's spellings without "--"
+// (strategy, algorithm, concurrency, tau, link-latency...). A value of the wrong kind is refused
+// here ("KEY=VALUE: expected ..."); whether a strategy accepts a choice (algorithm, variant,
+// method, concurrency, max-outstanding, steps) and the model's ranges (overhead at most tau / 2)
+// are checked once by check_plan_options (planner/pipeline.h), before any strategy runs.
+#pragma once
+
+#include "planner/pipeline.h"
+
+#include <span>
+#include <string>
+
+namespace commfit {
+
+// The keys set_plan_option knows, in the order they are listed to a user.
+std::span<const char* const> plan_option_keys();
+
+// Sets `key` to `value` in `o`; false when `key` is not a planning option (the caller may know it).
+bool set_plan_option(PlanOptions& o, const std::string& key, const std::string& value);
+
+}  // namespace commfit

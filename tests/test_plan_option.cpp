@@ -1,0 +1,87 @@
+// The planning options by name (planner/plan_option.h): every key sets its field, a value of the
+// wrong kind is refused naming KEY=VALUE, and a key that is not a planning option is left to the
+// caller.
+#include "ir/error.h"
+#include "planner/plan_option.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+namespace commfit {
+namespace {
+
+TEST_CASE("set_plan_option: every key sets its field") {
+  PlanOptions o;
+  const std::pair<const char*, const char*> settings[] = {
+      {"strategy", "bounded"},   {"algorithm", "rs_n"},     {"variant", "bhj"},        {"method", "relaxation"},
+      {"concurrency", "8"},      {"max-outstanding", "16"}, {"steps", "2"},            {"chunk", "64KiB"},
+      {"topology", "torus:2x2x2"}, {"seed", "9"},           {"tau", "3us"},            {"bandwidth", "12.5GB/s"},
+      {"network", "ib"},         {"ib-factors", "0.9,0.8,1.2"}, {"overhead", "500ns"}, {"eager-limit", "4KiB"},
+      {"link-latency", "100ns"}, {"window", "4MiB"},        {"rtt-weight", "8775"},    {"intra-latency", "200ns"},
+      {"intra-bandwidth", "5GB/s"}};
+  std::set<std::string> set_keys;
+  for (const auto& [key, value] : settings) {
+    CHECK_MESSAGE(set_plan_option(o, key, value), key);
+    set_keys.insert(key);
+  }
+  std::set<std::string> listed(plan_option_keys().begin(), plan_option_keys().end());
+  CHECK(listed == set_keys);   // the list names every key, and the test sets each
+  CHECK(o.strategy == "bounded");
+  CHECK(o.algorithm == "rs_n");
+  CHECK(o.variant == "bhj");
+  CHECK(o.method == "relaxation");
+  CHECK(o.concurrency == "8");
+  CHECK(o.max_outstanding == "16");
+  CHECK(o.steps == "2");
+  CHECK(o.chunk == 65536);
+  CHECK(o.topology.spec() == "torus:2x2x2");
+  CHECK(o.seed == 9);
+  CHECK(o.cost.tau_s == doctest::Approx(3e-6));
+  CHECK(o.cost.bandwidth_Bps == doctest::Approx(12.5e9));
+  const NetworkOptions& n = o.cost.network;
+  CHECK(n.model == Network::ib);
+  CHECK(n.ib.be == 0.9);
+  CHECK(n.ib.bs == 0.8);
+  CHECK(n.ib.ys == 1.2);
+  CHECK(n.overhead_s == doctest::Approx(5e-7));
+  CHECK(n.eager_limit == 4096);
+  CHECK(n.link_latency_s == doctest::Approx(1e-7));
+  CHECK(n.window_bytes == 4194304);
+  CHECK(n.rtt_weight_bytes == 8775);
+  CHECK(n.intra_latency_s == doctest::Approx(2e-7));
+  CHECK(n.intra_bandwidth_Bps == doctest::Approx(5e9));
+  CHECK_NOTHROW(check_plan_options(o));
+}
+
+TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; other keys are the caller's") {
+  const auto refused = [](const char* key, const char* value) -> std::string {
+    PlanOptions o;
+    try {
+      set_plan_option(o, key, value);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused("tau", "fast").starts_with("tau=fast: expected a time"));
+  CHECK(refused("bandwidth", "-1GB/s").starts_with("bandwidth=-1GB/s: expected a rate"));
+  CHECK(refused("network", "pigeon") == "network=pigeon: expected flow or ib");
+  CHECK(refused("ib-factors", "1,2").starts_with("ib-factors=1,2: expected three positive numbers"));
+  CHECK(refused("seed", "-3") == "seed=-3: expected a whole number");
+  CHECK(refused("seed", "") == "seed=: expected a whole number");
+  CHECK(refused("window", "inf").starts_with("window=inf: expected a size"));
+  CHECK(refused("intra-bandwidth", "0").starts_with("intra-bandwidth=0: expected a rate above 0"));
+  CHECK(refused("topology", "torus:0").find("torus") != std::string::npos);
+  PlanOptions o;
+  CHECK(!set_plan_option(o, "keep", "dir"));
+  CHECK(!set_plan_option(o, "root", "1"));
+  // Choices are checked once, with the strategy: a concurrency bounded does not offer.
+  CHECK(set_plan_option(o, "strategy", "bounded"));
+  CHECK(set_plan_option(o, "concurrency", "3"));
+  CHECK_THROWS_AS(check_plan_options(o), UsageError);
+}
+
+}  // namespace
+}  // namespace commfit
