@@ -11,6 +11,8 @@
 // build directories, where git is not available) and fails naming file and line.
 #include <doctest/doctest.h>
 
+#include "support/run_command.h"
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -28,12 +30,7 @@ namespace {
 
 const fs::path kRoot = fs::path(COMMFIT_SOURCE_DIR).lexically_normal();
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using commfit::test::slurp;
 
 bool is_markdown(const std::string& rel) { return fs::path(rel).extension() == ".md"; }
 

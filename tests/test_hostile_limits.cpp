@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/run_command.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -36,12 +38,7 @@ const std::string kGoodPlan = "tests/fixtures/plandir/good";
 constexpr double kWallLimitS = 2.0;
 constexpr long kRssLimitKiB = 1024 * 1024;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using commfit::test::slurp;
 
 struct Child {
   int status = -1;   // exit status; -1 when killed by a signal

@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/run_command.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -48,12 +50,7 @@ std::string fast_verdict(const std::string& text, std::size_t buffer) {
   return f ? describe(*f) : "gave up";
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using commfit::test::slurp;
 
 std::vector<fs::path> json_files(const char* dir) {
   std::vector<fs::path> out;

@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/run_command.h"
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -32,10 +34,7 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using commfit::test::slurp;
 
 // Replaces the file by a new one: truncating it in place would make ext4 flush it first
 // (auto_da_alloc), a disk wait per call in the tests that write thousands of damaged copies.

@@ -3,6 +3,8 @@
 // tools/update_plan_goldens.sh and review the diff.
 #include <doctest/doctest.h>
 
+#include "support/run_command.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,12 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using commfit::test::slurp;
 
 }  // namespace
 

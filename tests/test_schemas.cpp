@@ -15,6 +15,8 @@
 #include "ir/matrix_io.h"
 
 #include <doctest/doctest.h>
+
+#include "support/run_command.h"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -39,13 +41,7 @@ using nlohmann::json;
 
 const fs::path kRoot = COMMFIT_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot open " << p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using commfit::test::slurp;
 
 // Files of `dir` whose name ends with `ext` and (when given) starts with `prefix`, sorted.
 std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext, const std::string& prefix = "") {
