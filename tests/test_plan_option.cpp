@@ -22,8 +22,9 @@ TEST_CASE("set_plan_option: every key sets its field") {
       {"link-latency", "100ns"}, {"window", "4MiB"},        {"rtt-weight", "8775"},    {"intra-latency", "200ns"},
       {"intra-bandwidth", "5GB/s"}};
   std::set<std::string> set_keys;
-  for (const auto& [key, value] : settings) {
-    CHECK_MESSAGE(set_plan_option(o, key, value), key);
+  for (const auto& setting : settings) {   // no structured binding: doctest's macros capture it
+    const std::string key = setting.first;
+    CHECK_MESSAGE(set_plan_option(o, key, setting.second), key);
     set_keys.insert(key);
   }
   std::set<std::string> listed(plan_option_keys().begin(), plan_option_keys().end());
