@@ -1,6 +1,7 @@
 #include "ir/network_sim.h"
 
 #include "ir/error.h"
+#include "ir/max_min_sharing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -171,6 +172,9 @@ class Simulation {
     seen_.assign(nodes, 0);
     resources_ = 2 * static_cast<std::int64_t>(p) + (topo_.kind() == Topology::Kind::full ? 0 : topo_.link_count());
     res_users_.assign(static_cast<std::size_t>(resources_), {});
+    std::vector<double> capacity(static_cast<std::size_t>(resources_));
+    for (std::int32_t q = 0; q < resources_; ++q) capacity[static_cast<std::size_t>(q)] = this->capacity(q);
+    sharing_.reset(std::move(capacity));
   }
 
   bool eager(std::uint32_t id) const { return msgs_[id].bytes < net_.eager_limit; }
@@ -524,8 +528,9 @@ class Simulation {
     return !comp_.empty();
   }
 
-  // Max-min fair rates of the active flows (progressive filling): repeatedly the tightest of the
-  // resources' fair shares and the flows' own bounds fixes the flows it limits.
+  // The rates of the flows the latest changes reach: the IB bounds refreshed, the connected
+  // flows gathered, their max-min fair rates solved (ir/max_min_sharing.h), and each changed rate
+  // applied to the bytes it has left.
   void share() {
     dirty_ = false;
     if (!ib_roots_.empty()) ib_refresh();
@@ -537,94 +542,8 @@ class Simulation {
       }
     lonely_.clear();
     if (comp_.empty()) return;
-    const std::size_t nres = static_cast<std::size_t>(resources_);
-    if (cap_.size() != nres) {
-      cap_.assign(nres, 0);
-      users_.assign(nres, 0);
-      weights_.assign(nres, 0);
-      version_.assign(nres, 0);
-      slot_.assign(nres, 0);
-    }
-    // The resources in use, and the active flows of each (CSR over `touched_`).
-    touched_.clear();
-    std::size_t total = 0;
-    for (std::uint32_t f : comp_)
-      for (std::int32_t q : route_of(f)) {
-        if (users_[q]++ == 0) {
-          slot_[q] = static_cast<std::uint32_t>(touched_.size());
-          touched_.push_back(q);
-          cap_[q] = capacity(q);
-          weights_[q] = 0;
-        }
-        weights_[q] += 1 / penalty_[f];
-        ++total;
-      }
-    work_ += total + comp_.size();
-    res_start_.assign(touched_.size() + 1, 0);
-    for (std::size_t k = 0; k < touched_.size(); ++k) res_start_[k + 1] = res_start_[k] + static_cast<std::size_t>(users_[touched_[k]]);
-    res_flows_.resize(total);
-    fill_.assign(res_start_.begin(), res_start_.end() - 1);
-    for (std::size_t i = 0; i < comp_.size(); ++i)
-      for (std::int32_t q : routes_[comp_[i]]) res_flows_[fill_[slot_[q]]++] = static_cast<std::uint32_t>(i);
-    // Levels, as SimGrid's max-min solver: a flow limited at level L moves at L / its penalty
-    // (1 without RTT weighting), and a resource's level is its capacity over the sum of 1 / penalty
-    // of its unfixed flows. The flows' own bounds as levels, tightest first (ties by position:
-    // deterministic): a heap, since most flows are fixed by a resource before their bound surfaces.
-    by_bound_.resize(comp_.size());
-    for (std::size_t i = 0; i < comp_.size(); ++i) by_bound_[i] = static_cast<std::uint32_t>(i);
-    const auto bound_level = [&](std::uint32_t i) { return bound_[comp_[i]] * penalty_[comp_[i]]; };
-    const auto looser = [&](std::uint32_t a, std::uint32_t b) {
-      return bound_level(a) != bound_level(b) ? bound_level(a) > bound_level(b) : a > b;
-    };
-    std::make_heap(by_bound_.begin(), by_bound_.end(), looser);
-    heap_.clear();
-    auto push_share = [&](std::int32_t q) {
-      heap_.push_back({cap_[q] / weights_[q], q, version_[q]});
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-    };
-    for (std::int32_t q : touched_) push_share(q);
-    fixed_.assign(comp_.size(), 0);
-    // A fix takes a level <= every resource's level, so no level ever decreases: an entry's key
-    // is a lower bound of its resource's level, and a stale entry is refreshed only when it
-    // surfaces (one push per stale pop, not one per fix and resource).
-    std::size_t unfixed = comp_.size();
-    auto fix = [&](std::uint32_t i, double x) {
-      const std::uint32_t f = comp_[i];
-      fixed_[i] = 1;
-      --unfixed;
-      new_rate_[f] = x;
-      for (std::int32_t q : routes_[f]) {
-        cap_[q] = std::max(0.0, cap_[q] - x);
-        weights_[q] = std::max(0.0, weights_[q] - 1 / penalty_[f]);
-        ++version_[q];
-        --users_[q];
-      }
-    };
-    while (unfixed > 0) {
-      while (!by_bound_.empty() && fixed_[by_bound_.front()]) {
-        std::pop_heap(by_bound_.begin(), by_bound_.end(), looser);
-        by_bound_.pop_back();
-      }
-      while (!heap_.empty() && (users_[heap_.front().q] == 0 || heap_.front().version != version_[heap_.front().q])) {
-        const std::int32_t q = heap_.front().q;
-        std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-        heap_.pop_back();
-        if (users_[q] > 0) push_share(q);
-      }
-      const bool have_bound = !by_bound_.empty();
-      if (heap_.empty() && !have_bound) break;
-      if (have_bound && (heap_.empty() || bound_level(by_bound_.front()) <= heap_.front().share)) {
-        fix(by_bound_.front(), bound_[comp_[by_bound_.front()]]);
-        continue;
-      }
-      const Share top = heap_.front();
-      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-      heap_.pop_back();
-      const std::size_t k = slot_[top.q];
-      for (std::size_t j = res_start_[k]; j < res_start_[k + 1]; ++j)
-        if (!fixed_[res_flows_[j]]) fix(res_flows_[j], top.share / penalty_[comp_[res_flows_[j]]]);
-    }
-    for (std::int32_t q : touched_) users_[q] = 0;
+    for (std::uint32_t f : comp_) route_of(f);   // computed once per flow, for the solver
+    work_ += sharing_.solve(comp_, routes_, bound_, penalty_, new_rate_);
     // A flow whose every resource ran dry still moves (rounding): the smallest positive rate.
     for (std::uint32_t f : comp_) {
       const double r = std::max(new_rate_[f], bw_ * 1e-12);
@@ -640,13 +559,6 @@ class Simulation {
   double capacity(std::int32_t q) const {
     return q < 2 * p_ ? bw_ : bw_ * topo_.link_width(Link{q - 2 * static_cast<std::int64_t>(p_)});
   }
-
-  struct Share {
-    double share;   // a level
-    std::int32_t q;
-    std::uint64_t version;
-    friend bool operator>(const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.q > b.q; }
-  };
 
   const Topology& topo_;
   double bw_, o_ = 0, lat_ = 0, intra_lat_ = 0, intra_bw_ = 0;
@@ -689,13 +601,8 @@ class Simulation {
   bool dirty_ = false;
   bool too_large_ = false;   // more than kSimulationMessages messages: collect() stopped
   std::int64_t resources_ = 0;
-  std::vector<double> cap_, weights_;   // per resource: capacity left, sum of 1 / penalty of its unfixed flows
-  std::vector<std::int64_t> users_;
-  std::vector<std::uint64_t> version_;
-  std::vector<std::uint32_t> slot_, res_flows_, by_bound_;
-  std::vector<std::int32_t> touched_;
+  MaxMinSharing sharing_;
   std::vector<Link> links_;
-  std::vector<std::size_t> res_start_, fill_;
   std::vector<std::vector<std::int32_t>> routes_;
   std::vector<std::vector<std::uint32_t>> res_users_;   // active flows of each resource
   std::vector<std::int32_t> seeds_;
@@ -704,8 +611,6 @@ class Simulation {
   std::vector<std::uint32_t> comp_;
   std::vector<std::uint64_t> res_seen_, flow_seen_;
   std::uint64_t res_epoch_ = 0;
-  std::vector<Share> heap_;
-  std::vector<std::uint8_t> fixed_;
 };
 
 }  // namespace
