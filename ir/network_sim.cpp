@@ -1,6 +1,7 @@
 #include "ir/network_sim.h"
 
 #include "ir/error.h"
+#include "ir/ib_penalties.h"
 #include "ir/max_min_sharing.h"
 
 #include <algorithm>
@@ -166,10 +167,7 @@ class Simulation {
     eager_out_.assign(p, 0);
     // Indexed by node (a node map may number hosts beyond p).
     const std::size_t nodes = static_cast<std::size_t>(topo_.node_slots(p_));
-    up_.assign(nodes, {});
-    down_.assign(nodes, {});
-    in_flows_.assign(nodes, 0);
-    seen_.assign(nodes, 0);
+    ib_.reset(nodes, net_.ib);
     resources_ = 2 * static_cast<std::int64_t>(p) + (topo_.kind() == Topology::Kind::full ? 0 : topo_.link_count());
     res_users_.assign(static_cast<std::size_t>(resources_), {});
     std::vector<double> capacity(static_cast<std::size_t>(resources_));
@@ -403,78 +401,15 @@ class Simulation {
     }
   }
 
-  // SimGrid's network_ib, step by step: a flow is registered when it starts (its latency counts)
-  // and removed when it arrives; after either, the penalties are recomputed for the nodes
-  // connected to the sender through active flows, as SimGrid does (update_IB_factors_rec). Flows
-  // a finished flow no longer connects keep their penalties until the next update reaches them:
-  // SimGrid's behaviour, which makes hot receivers slower than a fresh recomputation would.
-  static std::uint64_t pair_key(Node from, Node to) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(to.value())) << 32) | static_cast<std::uint32_t>(from.value());
-  }
-
+  // network ib (ir/ib_penalties.h): a flow counts from its start (its latency included) to its
+  // arrival; a bound its penalty changes reseeds the sharing of a moving flow.
   void ib_add(std::uint32_t id) {
-    const Node from = node(msgs_[id].from), to = node(msgs_[id].to);
-    up_[from.index()].push_back(id);
-    ++down_[to.index()][from];
-    ++pair_flows_[pair_key(from, to)];
-    ++in_flows_[to.index()];
-    ib_roots_.push_back(from);
+    ib_.add(id, node(msgs_[id].from), node(msgs_[id].to));
     dirty_ = true;
   }
-
   void ib_remove(std::uint32_t id) {
-    const Node from = node(msgs_[id].from), to = node(msgs_[id].to);
-    auto& down = down_[to.index()];
-    if (--down[from] == 0) down.erase(from);
-    if (auto it = pair_flows_.find(pair_key(from, to)); --it->second == 0) pair_flows_.erase(it);
-    --in_flows_[to.index()];
-    std::erase(up_[from.index()], id);
-    ib_roots_.push_back(from);
+    ib_.remove(id, node(msgs_[id].from), node(msgs_[id].to));
     dirty_ = true;
-  }
-
-  // The refreshes of the flows that started or ended at one instant, as one traversal from all
-  // their senders (SimGrid runs one per flow, in an order of its own; at one instant the counts
-  // they read differ only by the flows of that instant).
-  void ib_refresh() {
-    ++epoch_;
-    stack_.clear();
-    auto visit = [&](Node v) {
-      if (seen_[v.index()] != epoch_) {
-        seen_[v.index()] = epoch_;
-        stack_.push_back(v);
-      }
-    };
-    for (Node root : ib_roots_) visit(root);
-    ib_roots_.clear();
-    while (!stack_.empty()) {
-      const Node u = stack_.back();
-      stack_.pop_back();
-      ib_penalties(u);
-      for (std::uint32_t c : up_[u.index()]) visit(node(msgs_[c].to));
-      for (const auto& [src, n] : down_[u.index()]) visit(src);
-      work_ += up_[u.index()].size() + down_[u.index()].size() + 1;
-    }
-  }
-
-  // compute_IB_factors(u): the bounds of u's outgoing flows.
-  void ib_penalties(Node u) {
-    const auto& up = up_[u.index()];
-    const double n = static_cast<double>(up.size());
-    double out = 0;
-    for (std::uint32_t c : up)
-      out = std::max(out, n == 1 ? 1.0 : n * net_.ib.bs * (in_flows_[node(msgs_[c].to).index()] > 2 ? net_.ib.ys : 1.0));
-    for (std::uint32_t c : up) {
-      const Node d = node(msgs_[c].to);
-      const double in = in_flows_[d.index()] != 1
-                            ? static_cast<double>(pair_flows_.find(pair_key(u, d))->second) * net_.ib.be * static_cast<double>(down_[d.index()].size())
-                            : 1.0;
-      const double b = base_bound_[c] / std::max(in, out);
-      if (b != bound_[c]) {
-        bound_[c] = b;
-        if (moving_[c]) seed(c);
-      }
-    }
   }
 
   // The resources a flow uses, once per flow: on the crossbar its sender's injection port and its
@@ -533,7 +468,12 @@ class Simulation {
   // applied to the bytes it has left.
   void share() {
     dirty_ = false;
-    if (!ib_roots_.empty()) ib_refresh();
+    if (ib_.pending()) {
+      bound_changed_.clear();
+      work_ += ib_.refresh(base_bound_, bound_, bound_changed_);
+      for (std::uint32_t c : bound_changed_)
+        if (moving_[c]) seed(c);
+    }
     component();
     for (std::uint32_t f : lonely_)
       if (moving_[f] && flow_seen_[f] != res_epoch_) {
@@ -587,14 +527,8 @@ class Simulation {
   std::vector<std::uint32_t> done_;
   double now_ = 0;
   double window_ = 0;   // batching window (ir/network_sim.h)
-  // network ib: each node's flows out (in start order), flows in per sender, and flows in.
-  std::vector<std::vector<std::uint32_t>> up_;
-  std::vector<std::map<Node, std::int64_t>> down_;
-  std::vector<std::int64_t> in_flows_;
-  std::unordered_map<std::uint64_t, std::int64_t> pair_flows_;   // flows per (sender, receiver)
-  std::vector<std::uint64_t> seen_;
-  std::uint64_t epoch_ = 0;
-  std::vector<Node> stack_, ib_roots_;
+  IbPenalties ib_;   // network ib
+  std::vector<std::uint32_t> bound_changed_;
   std::vector<Rank> ready_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
