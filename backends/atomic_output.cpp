@@ -204,6 +204,8 @@ void clean_stale_temps(const Directory& dir, const std::string& target) {
   for (const std::string& name : stale) remove_at(dir.fd(), name);
 }
 
+namespace {
+
 bool replacement_under_way(const fs::path& target) {
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   const std::string prefix = "." + target.filename().string() + ".old-";
@@ -219,10 +221,33 @@ bool replacement_under_way(const fs::path& target) {
   return found;
 }
 
-void wait_while_replaced(const fs::path& target) {
+}  // namespace
+
+NameState name_state(const fs::path& target) {
   struct stat st {};
-  for (int i = 0; i < 500 && ::lstat(target.c_str(), &st) != 0 && errno == ENOENT && replacement_under_way(target); ++i)
+  if (::stat(target.c_str(), &st) != 0) return {};
+  return {true, st.st_dev, st.st_ino};
+}
+
+NameState name_state(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  return {true, st.st_dev, st.st_ino};
+}
+
+bool replaced_since(const fs::path& target, const NameState& before) {
+  for (int waited_ms = 0; waited_ms < 500; ++waited_ms) {
+    // The name first, then the aside name: a replacement that ends between the two leaves the name
+    // back, which the next round sees.
+    const NameState now = name_state(target);
+    if (now.named) return !before.named || now.dev != before.dev || now.ino != before.ino;
+    if (!replacement_under_way(target)) {
+      if (name_state(target).named) continue;   // completed between the two looks
+      return false;                             // removed, not replaced
+    }
     ::usleep(1000);
+  }
+  return true;   // still under way: the caller's next attempt asks again
 }
 
 TempSibling::TempSibling(const Directory& dir, const std::string& target, Kind kind, mode_t mode) : dir_(dir), target_(target), kind_(kind) {

@@ -85,12 +85,22 @@ void clean_stale_temps(const Directory& dir, const std::string& target);
 
 // Where the file system has no RENAME_EXCHANGE, a directory output is replaced in two renames: the
 // old one moved aside to .NAME.old-HOST-PID, then the new one renamed in. Between the two the name
-// is missing. True while such an aside name stands beside `target`: a reader that finds `target`
-// missing waits for it (wait_while_replaced) rather than report it gone.
-bool replacement_under_way(const std::filesystem::path& target);
+// is missing, and a reader that finds it missing, or loses files under it, asks whether it was
+// replaced meanwhile rather than report it gone.
+//
+// What a name referred to when a read began.
+struct NameState {
+  bool named = false;   // false: the name was missing
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+NameState name_state(const std::filesystem::path& target);
+NameState name_state(int fd);   // the file or directory a read holds open
 
-// Returns once `target` exists or no replacement of it is under way, or after half a second.
-void wait_while_replaced(const std::filesystem::path& target);
+// Whether `target` was replaced since it referred to `before`: it now refers to something else, or
+// it is missing while a replacement is under way (waited for up to half a second). Each check is
+// made after the one it depends on, so a replacement that completes between them still counts.
+bool replaced_since(const std::filesystem::path& target, const NameState& before);
 
 // A temporary sibling of `target` in `dir`, created new by this process (create_file_at, or
 // mkdirat for a directory) and removed by the destructor unless published: while it lives, an

@@ -364,11 +364,11 @@ Manifest read_manifest_once(const std::filesystem::path& dir) {
 // (backends/atomic_output.h): the read waits for the new one.
 Manifest read_manifest(const std::filesystem::path& dir) {
   for (int attempt = 1;; ++attempt) {
-    wait_while_replaced(dir);
+    const NameState before = name_state(dir);
     try {
       return read_manifest_once(dir);
     } catch (const InputError&) {
-      if (attempt == 8 || !replacement_under_way(dir)) throw;
+      if (attempt == 8 || !replaced_since(dir, before)) throw;
     }
   }
 }
@@ -419,11 +419,10 @@ Plan read_plan_at(const std::filesystem::path& dir, int dir_fd, bool check_hash)
 Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
   read_manifest(dir);   // the messages for what is not a plan directory
   for (int attempt = 1;; ++attempt) {
-    wait_while_replaced(dir);
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd < 0) {
       const int err = errno;
-      if (err == ENOENT && attempt < 8 && replacement_under_way(dir)) continue;   // gone between the wait and the open
+      if (err == ENOENT && attempt < 8 && replaced_since(dir, NameState{})) continue;   // missing for a moment
       throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(err));
     }
     struct Closer {
@@ -433,11 +432,7 @@ Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
     try {
       return read_plan_at(dir, dir_fd, check_hash);
     } catch (const InputError&) {
-      struct stat now {}, held {};
-      const bool named = ::stat(dir.c_str(), &now) == 0;
-      const bool gone = !named && errno == ENOENT && replacement_under_way(dir);
-      const bool swapped = gone || (named && ::fstat(dir_fd, &held) == 0 && (now.st_ino != held.st_ino || now.st_dev != held.st_dev));
-      if (!swapped || attempt == 8) throw;   // a real problem, or a plan replaced without pause
+      if (attempt == 8 || !replaced_since(dir, name_state(dir_fd))) throw;   // a real problem, or a plan replaced without pause
     }
   }
 }
