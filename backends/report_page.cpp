@@ -4,6 +4,7 @@
 #include "backends/report_page.h"
 
 #include "backends/report.h"
+#include "ir/human_units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,20 +43,6 @@ std::string esc(std::string_view s) {
       default: out += ch;
     }
   return out;
-}
-
-std::string human_bytes(double b) {
-  static const char* unit[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  int k = 0;
-  while (b >= 1000 && k < 6) b /= 1000, ++k;
-  return k == 0 ? fmt("%.0f B", b) : fmt("%.3g %s", b, unit[k]);
-}
-
-std::string human_seconds(double s) {
-  if (s == 0) return "0 s";
-  if (s < 1e-3) return fmt("%.3g \xc2\xb5s", s * 1e6);
-  if (s < 1) return fmt("%.3g ms", s * 1e3);
-  return fmt("%.4g s", s);
 }
 
 // Viridis (9 stops, linear between them): perceptually uniform, readable in grey.

@@ -16,7 +16,7 @@ namespace commfit {
 struct CostOptions {
   double tau_s = 2e-6;            // per-message start-up time
   double bandwidth_Bps = 1e10;    // 1 / mu
-  NetworkOptions network;         // the simulated network every plan is priced on (ir/network_sim.h)
+  NetworkOptions network{};       // the simulated network every plan is priced on (ir/network_sim.h)
 };
 
 // The price of a plan under the network model (docs/FORMAT.md §5): simulate_plan, or for plans

@@ -1,5 +1,7 @@
 #include "ir/plan.h"
 
+#include "ir/random.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -275,11 +277,8 @@ class RankChecker {
 
 namespace {
 
-std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {   // splitmix64 of the running state and v
-  std::uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {   // mix64 of the running state combined with v
+  return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ struct CandidateRecord {
   Bytes max_message = 0;
   double estimate_s = 0;
   bool simulated = true;   // false: estimate_s is the analytic one
-  std::optional<double> loose_s;
+  std::optional<double> loose_s{};
 };
 
 struct PlanContract {

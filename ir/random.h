@@ -1,13 +1,24 @@
 // Seeded randomness for every pass. std::uniform_int_distribution differs between standard
 // libraries, so plans would not be byte-identical across builds; this generator and its
 // bounded draw are fully specified here (splitmix64 seeding, xoshiro256** stream,
-// Lemire's multiply-shift with rejection).
+// Lemire's multiply-shift with rejection), and the one 64-bit mixer every hash here is built on.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
 namespace commfit {
+
+// splitmix64's finaliser: a bijection of 64-bit words in which each input bit flips about half the
+// output bits. Hashes of counts and plans fold their words through it.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// splitmix64 of one value (the golden-ratio step, then mix64): a key's stateless hash.
+constexpr std::uint64_t splitmix64(std::uint64_t x) { return mix64(x + 0x9e3779b97f4a7c15ULL); }
 
 class Rng {
  public:
@@ -56,11 +67,10 @@ class Rng {
 
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+  static std::uint64_t splitmix(std::uint64_t& x) {   // the seeding sequence: splitmix64 of x, x + step, ...
+    const std::uint64_t z = splitmix64(x);
+    x += 0x9e3779b97f4a7c15ULL;
+    return z;
   }
   std::uint64_t s_[4];
 };

@@ -1,6 +1,7 @@
 #include "planner/limits.h"
 
 #include "ir/error.h"
+#include "ir/human_units.h"
 #include "planner/strategy_table.h"
 
 #include <sched.h>
@@ -197,17 +198,6 @@ unsigned threads_or_default(std::optional<int> given) {
   if (!given) return usable_cpus();
   if (*given < 1) throw UsageError("--threads must be at least 1 (got " + std::to_string(*given) + ")");
   return static_cast<unsigned>(*given);
-}
-
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 6) v /= 1024, ++u;
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
 }
 
 }  // namespace commfit

@@ -72,7 +72,4 @@ unsigned usable_cpus_from(unsigned affinity, const std::string& proc_cgroup, con
 // at least 1; nullopt for "max PERIOD" (no quota) and for nonsense.
 std::optional<std::uint64_t> cpu_max_cpus(const std::string& line);
 
-// "1.5 GiB", "12.0 MiB", "900 B": for messages.
-std::string human_bytes(std::uint64_t bytes);
-
 }  // namespace commfit

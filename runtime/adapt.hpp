@@ -17,7 +17,8 @@ namespace commfit::exec {
 // the structure of `old`: every message in its phase, with its new size. nullopt when `old` cannot
 // be adapted: a message split into pieces or forwarded through a staging area, a request window,
 // or counts whose nonzero pattern is not the plan's. `fingerprint` names the new matrix (it must
-// be the same on every rank).
+// be the same on every rank): the matrix's "sha256:..." where it is known, or another agreed name
+// (the interposer's "counts:" and its count signature) for a schedule that is not written out.
 std::optional<RankSchedule> adapt_schedule(const RankSchedule& old, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
                                            const std::string& fingerprint);
 

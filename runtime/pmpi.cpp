@@ -657,8 +657,10 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   if (model && s->planned < config.max_plans) {
     commfit::exec::AdaptReport report;
     try {
-      char fingerprint[80];
-      std::snprintf(fingerprint, sizeof fingerprint, "sha256:%016" PRIx64 "%016" PRIx64 "%032x", sig.a, sig.b, 0u);
+      // The adapted plan is named by the agreed count signature, not a SHA-256 of the matrix (the
+      // interposer never gathers it); the name stays in memory and in messages, never in a plan file.
+      char fingerprint[48];
+      std::snprintf(fingerprint, sizeof fingerprint, "counts:%016" PRIx64 "%016" PRIx64, sig.a, sig.b);
       p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
                                                                            config.options, config.slack, &report));
       p.schedule = std::move(report.schedule);

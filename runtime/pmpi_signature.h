@@ -6,6 +6,8 @@
 // see what the interposer runs.
 #pragma once
 
+#include "ir/random.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +15,7 @@
 
 namespace commfit::pmpi {
 
-inline std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+inline std::uint64_t mix(std::uint64_t x) { return splitmix64(x); }
 
 class CountView {
  public:

@@ -16,7 +16,7 @@ PlanContract full_contract() {
   PlanContract c;
   c.chosen = "bounded/8";
   c.candidates = {{.name = "async", .skipped = "not applicable"},
-                  {.name = "bounded/8", .phases = 3, .max_message = 4096, .estimate_s = 1.5e-5, .simulated = false, .loose_s = 1.2e-5}};
+                  {.name = "bounded/8", .skipped = "", .phases = 3, .max_message = 4096, .estimate_s = 1.5e-5, .simulated = false, .loose_s = 1.2e-5}};
   c.contention = Contention::bounded;
   c.per_port = 8;
   c.memory = std::vector<Bytes>{100, 200};

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   std::map<std::string, long> tally;
   long failures = 0;
   for (long i = 0; i < edits; ++i) {
-    std::mt19937_64 g(splitmix(seed * 1000003 + std::uint64_t(i)));   // the same on every rank
+    std::mt19937_64 g(splitmix64(seed * 1000003 + std::uint64_t(i)));   // the same on every rank
     const Plan& base = plans[std::size_t(i) % plans.size()];
     const Rank r = Rank(g() % std::uint64_t(size));
     std::string what, path, original;

@@ -15,6 +15,7 @@
 
 #include "backends/exec/commfit_exec.hpp"
 #include "ir/comm_matrix.h"
+#include "ir/random.h"
 
 #include <mpi.h>
 
@@ -44,16 +45,9 @@ inline std::filesystem::path shared_scratch(const char* prefix) {
   return path;
 }
 
-inline std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Byte `offset` of message src -> dst in iteration `iter`: any misplaced byte shows.
 inline unsigned char pattern_byte(Rank src, Rank dst, Bytes offset, std::uint64_t iter) {
-  const std::uint64_t h = splitmix((std::uint64_t(src) << 42) ^ (std::uint64_t(dst) << 21) ^
+  const std::uint64_t h = splitmix64((std::uint64_t(src) << 42) ^ (std::uint64_t(dst) << 21) ^
                                    (iter << 56) ^ (offset >> 3));
   return static_cast<unsigned char>(h >> (8 * (offset & 7)));
 }
@@ -63,7 +57,7 @@ inline unsigned char pattern_byte(Rank src, Rank dst, Bytes offset, std::uint64_
 inline void fill_pattern(unsigned char* out, Bytes n, Rank src, Rank dst, std::uint64_t iter) {
   const std::uint64_t key = (std::uint64_t(src) << 42) ^ (std::uint64_t(dst) << 21) ^ (iter << 56);
   for (Bytes o = 0; o < n; o += 8) {
-    const std::uint64_t h = splitmix(key ^ (o >> 3));
+    const std::uint64_t h = splitmix64(key ^ (o >> 3));
     for (Bytes k = 0; k < 8 && o + k < n; ++k) out[o + k] = static_cast<unsigned char>(h >> (8 * k));
   }
 }
@@ -71,7 +65,7 @@ inline void fill_pattern(unsigned char* out, Bytes n, Rank src, Rank dst, std::u
 inline Bytes first_off_pattern(const unsigned char* seg, Bytes n, Rank src, Rank dst, std::uint64_t iter) {
   const std::uint64_t key = (std::uint64_t(src) << 42) ^ (std::uint64_t(dst) << 21) ^ (iter << 56);
   for (Bytes o = 0; o < n; o += 8) {
-    const std::uint64_t h = splitmix(key ^ (o >> 3));
+    const std::uint64_t h = splitmix64(key ^ (o >> 3));
     for (Bytes k = 0; k < 8 && o + k < n; ++k)
       if (seg[o + k] != static_cast<unsigned char>(h >> (8 * k))) return o + k;
   }

@@ -27,7 +27,7 @@ std::vector<Pattern> variants(const CommMatrix& m) {
   const Rank p = m.ranks;
   std::vector<Message> base = messages_of(m), sizes, added = base, removed, all;
   for (const Message& x : base) {   // every size changed: some grow, some shrink, some to zero
-    const std::uint64_t h = splitmix((std::uint64_t(x.src) << 20) ^ std::uint64_t(x.dst));
+    const std::uint64_t h = splitmix64((std::uint64_t(x.src) << 20) ^ std::uint64_t(x.dst));
     const Bytes b = h % 5 == 0 ? 0 : h % 2 ? x.bytes * 2 + 7 : x.bytes / 3;
     if (b > 0) sizes.push_back({x.src, x.dst, b});
   }

@@ -7,6 +7,7 @@
 // each is left under way for the destructor to finish. Exit 0 when every result is MPI_Allreduce's
 // on every rank; otherwise each difference is printed.
 // Usage: mpirun -np N test_stepped_allreduce
+#include "ir/random.h"
 #include "runtime/stepped_allreduce.h"
 
 #include <algorithm>
@@ -29,15 +30,8 @@ void fold_op(void* in, void* inout, int*, MPI_Datatype*) {
   fold_words(static_cast<const std::uint64_t*>(in), static_cast<std::uint64_t*>(inout));
 }
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 void words(int rank, int round, std::uint64_t* w) {
-  for (int k = 0; k < kWords; ++k) w[k] = splitmix((std::uint64_t(round) << 32) ^ (std::uint64_t(rank) << 8) ^ std::uint64_t(k));
+  for (int k = 0; k < kWords; ++k) w[k] = commfit::splitmix64((std::uint64_t(round) << 32) ^ (std::uint64_t(rank) << 8) ^ std::uint64_t(k));
   w[0] &= 1ull << (rank % 64);   // flags: one bit each, some set
 }
 
@@ -63,7 +57,7 @@ int check(MPI_Comm comm, int rounds, MPI_Op op, const char* what) {
       words(rank, round, mine);
       MPI_Allreduce(mine, want, kWords, MPI_UINT64_T, op, comm);
       ag.start(mine);
-      const int steps = static_cast<int>(splitmix(std::uint64_t(round) * 31) % (ag.steps() + 2));
+      const int steps = static_cast<int>(commfit::splitmix64(std::uint64_t(round) * 31) % (ag.steps() + 2));
       bool done = ag.steps() == 0;
       for (int t = 0; t < steps && !done; ++t) {
         if ((rank + round + t) % 3 == 0) {
