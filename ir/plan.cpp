@@ -275,33 +275,25 @@ class RankChecker {
 
 }  // namespace
 
-namespace {
-
-std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {   // mix64 of the running state combined with v
-  return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
-}
-
-}  // namespace
-
 std::uint64_t rank_schedule_hash(const RankSchedule& r) {
   std::uint64_t h = 0x636f6d6d66697431ULL;   // "commfit1"
   for (std::uint64_t v : {std::uint64_t(r.rank), std::uint64_t(r.ranks), std::uint64_t(r.phases), r.staging_bytes,
                           std::uint64_t(r.max_outstanding), std::uint64_t(r.matrix_fingerprint.size())})
-    h = hash_mix(h, v);
-  for (unsigned char c : r.matrix_fingerprint) h = hash_mix(h, c);
+    h = hash_fold(h, v);
+  for (unsigned char c : r.matrix_fingerprint) h = hash_fold(h, c);
   for (const auto* list : {&r.sends, &r.recvs}) {
-    h = hash_mix(h, list->size());
-    for (const PeerBytes& x : *list) h = hash_mix(hash_mix(h, std::uint64_t(x.peer)), x.bytes);
+    h = hash_fold(h, list->size());
+    for (const PeerBytes& x : *list) h = hash_fold(hash_fold(h, std::uint64_t(x.peer)), x.bytes);
   }
-  h = hash_mix(h, r.steps.size());
+  h = hash_fold(h, r.steps.size());
   for (const Step& s : r.steps)
     for (std::uint64_t v : {std::uint64_t(s.phase), std::uint64_t(s.op), std::uint64_t(s.buffer), std::uint64_t(s.peer),
                             std::uint64_t(s.src), std::uint64_t(s.dst), s.offset, s.bytes, s.stage_offset})
-      h = hash_mix(h, v);
+      h = hash_fold(h, v);
   return h;
 }
 
-std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r) { return hash_mix(rank_hash, 0x72616e6b00000000ULL ^ std::uint64_t(r)); }
+std::uint64_t plan_hash_term(std::uint64_t rank_hash, Rank r) { return hash_fold(rank_hash, 0x72616e6b00000000ULL ^ std::uint64_t(r)); }
 
 std::uint64_t plan_hash(const std::vector<RankSchedule>& ranks) {
   PlanHash h;

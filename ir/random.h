@@ -20,6 +20,10 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
 // splitmix64 of one value (the golden-ratio step, then mix64): a key's stateless hash.
 constexpr std::uint64_t splitmix64(std::uint64_t x) { return mix64(x + 0x9e3779b97f4a7c15ULL); }
 
+// A running hash `h` with the word `v` folded in (boost's combine, then mix64): the plan hash and
+// the executor's per-peer step hashes.
+constexpr std::uint64_t hash_fold(std::uint64_t h, std::uint64_t v) { return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))); }
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) {

@@ -20,24 +20,27 @@ constexpr const char* kKeys[] = {"strategy",     "algorithm",     "variant",    
 
 std::span<const char* const> plan_option_keys() { return kKeys; }
 
+std::uint64_t option_whole(const std::string& key, const std::string& value, const char* what) {
+  std::size_t used = 0;
+  try {
+    const unsigned long long v = std::stoull(value, &used);
+    if (used == value.size() && !value.empty() && value[0] != '-') return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(key + "=" + value + ": expected " + what);
+}
+
+double option_quantity(const std::string& key, const std::string& value, Quantity kind, const char* what) {
+  const std::optional<double> q = parse_quantity(value, kind);
+  if (!q || !(*q >= 0) || !std::isfinite(*q)) throw UsageError(key + "=" + value + ": expected " + what);
+  return *q;
+}
+
 bool set_plan_option(PlanOptions& o, const std::string& key, const std::string& value) {
   NetworkOptions& net = o.cost.network;
   auto refuse = [&](const std::string& what) { throw UsageError(key + "=" + value + ": expected " + what); };
-  auto quantity = [&](Quantity kind, const char* what) {
-    const std::optional<double> q = parse_quantity(value, kind);
-    if (!q || !(*q >= 0) || !std::isfinite(*q)) refuse(what);
-    return *q;
-  };
-  auto whole = [&](const char* what) -> std::uint64_t {
-    std::size_t used = 0;
-    try {
-      const unsigned long long v = std::stoull(value, &used);
-      if (used == value.size() && !value.empty() && value[0] != '-') return v;
-    } catch (const std::exception&) {
-    }
-    refuse(what);
-    return 0;
-  };
+  auto quantity = [&](Quantity kind, const char* what) { return option_quantity(key, value, kind, what); };
+  auto whole = [&](const char* what) { return option_whole(key, value, what); };
   if (key == "strategy") o.strategy = value;
   else if (key == "algorithm") o.algorithm = value;
   else if (key == "variant") o.variant = value;

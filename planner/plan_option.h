@@ -7,6 +7,7 @@
 #pragma once
 
 #include "planner/pipeline.h"
+#include "planner/units.h"
 
 #include <span>
 #include <string>
@@ -18,5 +19,11 @@ std::span<const char* const> plan_option_keys();
 
 // Sets `key` to `value` in `o`; false when `key` is not a planning option (the caller may know it).
 bool set_plan_option(PlanOptions& o, const std::string& key, const std::string& value);
+
+// The value of KEY=VALUE as a whole number, or as a finite non-negative quantity of `kind` (with
+// or without a unit, planner/units.h); otherwise a UsageError "KEY=VALUE: expected WHAT". For the
+// callers that add keys of their own (in-job planning's memory and root).
+std::uint64_t option_whole(const std::string& key, const std::string& value, const char* what);
+double option_quantity(const std::string& key, const std::string& value, Quantity kind, const char* what);
 
 }  // namespace commfit

@@ -198,21 +198,12 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
     if (key == "topology") o.detect_nodes = false;
     return;
   }
-  auto whole = [&](const char* what) -> std::uint64_t {
-    std::size_t used = 0;
-    try {
-      const unsigned long long v = std::stoull(value, &used);
-      if (used == value.size() && value[0] != '-') return v;
-    } catch (const std::exception&) {
-    }
-    throw UsageError(key + "=" + value + ": expected " + what);
-  };
   if (key == "memory") {
-    const std::optional<double> q = parse_quantity(value, Quantity::bytes);
-    if (!q || !(*q >= 0)) throw UsageError(key + "=" + value + ": expected a size in bytes (or with a unit: 8MiB)");
-    o.memory_per_rank = static_cast<std::int64_t>(*q);
+    const double bytes = option_quantity(key, value, Quantity::bytes, "a size in bytes (or with a unit: 8MiB)");
+    if (bytes > 0x1p62) throw UsageError(key + "=" + value + ": more than 4 EiB");
+    o.memory_per_rank = static_cast<std::int64_t>(bytes);
   } else if (key == "keep") o.keep = value;
-  else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(whole("a rank"), INT_MAX));
+  else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(option_whole(key, value, "a rank"), INT_MAX));
   else {
     std::vector<std::string> keys(plan_option_keys().begin(), plan_option_keys().end());
     keys.insert(keys.end(), std::begin(kInJobKeys), std::end(kInJobKeys));

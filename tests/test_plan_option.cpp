@@ -75,6 +75,10 @@ TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; oth
   CHECK(refused("window", "inf").starts_with("window=inf: expected a size"));
   CHECK(refused("intra-bandwidth", "0").starts_with("intra-bandwidth=0: expected a rate above 0"));
   CHECK(refused("topology", "torus:0").find("torus") != std::string::npos);
+  CHECK(refused("seed", "12abc") == "seed=12abc: expected a whole number");
+  CHECK_THROWS_WITH_AS(option_quantity("memory", "1e400", Quantity::bytes, "a size"), "memory=1e400: expected a size", UsageError);
+  CHECK(option_quantity("memory", "8MiB", Quantity::bytes, "a size") == 8388608);
+  CHECK(option_whole("root", "7", "a rank") == 7);
   PlanOptions o;
   CHECK(!set_plan_option(o, "keep", "dir"));
   CHECK(!set_plan_option(o, "root", "1"));

@@ -7,6 +7,7 @@
 #include "backends/plan_dir.h"
 #include "ir/error.h"
 #include "ir/network_sim.h"
+#include "ir/random.h"
 
 #include <algorithm>
 #include <climits>
@@ -30,13 +31,6 @@ Bytes physical_memory() {
   return pages > 0 && page > 0 ? static_cast<Bytes>(pages) * static_cast<Bytes>(page) : ~Bytes{0};
 }
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  for (int k = 0; k < 8; ++k) {
-    h ^= (v >> (8 * k)) & 0xff;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
 
 std::string check_options(const Options& o) {
@@ -87,8 +81,8 @@ void check_same_options(Executor::Impl& x) {
 // All ranks loaded the same plan: fingerprint and phase count agree (one MPI_Allreduce).
 void check_same_plan(Executor::Impl& x) {
   std::uint64_t h = kHashSeed;
-  for (char ch : x.fingerprint) h = mix(h, static_cast<unsigned char>(ch));
-  h = mix(h, x.phases);
+  for (char ch : x.fingerprint) h = hash_fold(h, static_cast<unsigned char>(ch));
+  h = hash_fold(h, x.phases);
   std::uint64_t v[2] = {h, ~h}, r[2] = {0, 0};
   MPI_Allreduce(v, r, 2, MPI_UINT64_T, MPI_MIN, x.comm);
   if (r[0] == ~r[1]) return;   // min == max
@@ -416,7 +410,7 @@ void Executor::Impl::step_hashes(const RankSchedule& rs, std::vector<std::uint64
     if (s->op == Op::copy) continue;
     std::uint64_t& h = (s->op == Op::send ? send_hash : recv_hash)[s->peer];
     for (std::uint64_t v : {std::uint64_t{s->phase}, std::uint64_t(s->src), std::uint64_t(s->dst), s->offset, s->bytes})
-      h = mix(h, v);
+      h = hash_fold(h, v);
   }
 }
 

@@ -228,6 +228,17 @@ int main(int argc, char** argv) {
       unknown = x.what();
     }
     chk.check(unknown.find("unknown in-job planning option \"topolgy\" (did you mean \"topology\"?)") != std::string::npos, "bad key: " + unknown);
+    // In-job planning's own keys, by the planner's value readers: no infinite or overflowing memory.
+    for (const char* spec : {"memory=inf", "memory=1e30", "memory=-1", "root=x"}) {
+      std::string refused;
+      try {
+        exec::parse_in_job_options(spec);
+      } catch (const std::exception& x) {
+        refused = x.what();
+      }
+      chk.check(refused.find(spec) != std::string::npos, std::string(spec) + " refused, naming it: " + refused);
+    }
+    chk.check(exec::parse_in_job_options("memory=8MiB root=1").memory_per_rank == 8388608, "memory=8MiB");
     // Every planning option of the command line, by the planner's one setter.
     const exec::InJobOptions net = exec::parse_in_job_options("network=ib ib-factors=0.9,0.8,1.2 link-latency=100ns window=4MiB rtt-weight=8775 "
                                                               "intra-latency=200ns intra-bandwidth=5GB/s eager-limit=8KiB steps=2 topology=full+node2");
