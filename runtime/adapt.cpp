@@ -1,7 +1,7 @@
 // Pattern reuse (runtime/adapt.hpp): a plan's structure with new sizes, priced against re-planning.
 #include "runtime/adapt.hpp"
 
-#include "backends/exec/executor_impl.h"
+#include "backends/exec/exec_support.h"
 
 #include <algorithm>
 #include <cstdio>

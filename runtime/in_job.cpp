@@ -3,7 +3,7 @@
 #include "runtime/in_job.hpp"
 
 #include "backends/atomic_output.h"
-#include "backends/exec/executor_impl.h"
+#include "backends/exec/exec_support.h"
 #include "backends/plan_dir.h"
 #include "ir/comm_matrix.h"
 #include "ir/error.h"

@@ -30,7 +30,7 @@
 // MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
 
 #include "backends/atomic_output.h"
-#include "backends/exec/executor_impl.h"
+#include "backends/exec/exec_support.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
 #include "planner/near_miss.h"
