@@ -2,6 +2,7 @@
 
 #include "backends/atomic_output.h"
 #include "ir/error.h"
+#include "ir/json_fields.h"
 #include "ir/json_input.h"
 #include "ir/matrix_io.h"
 
@@ -31,59 +32,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Strict reading of one JSON object: every field is named once, unknown fields are errors.
-class Fields {
- public:
-  Fields(const json& obj, std::string file, std::string place)
-      : obj_(obj), file_(std::move(file)), place_(std::move(place)) {
-    if (!obj_.is_object()) throw InputError(file_, place_.empty() ? "/" : place_, "expected an object");
-  }
-  const json& need(const char* key) {
-    used_.insert(key);
-    if (!obj_.contains(key)) throw InputError(file_, place_.empty() ? "/" : place_, std::string("missing required field \"") + key + "\"");
-    return obj_.at(key);
-  }
-  const json* maybe(const char* key) {
-    used_.insert(key);
-    return obj_.contains(key) ? &obj_.at(key) : nullptr;
-  }
-  std::string at(const char* key) const { return place_ + "/" + key; }
-  std::uint64_t uint(const char* key, std::uint64_t max = ~std::uint64_t{0}) { return as_uint(need(key), at(key), max); }
-  std::uint64_t as_uint(const json& v, const std::string& place, std::uint64_t max) const {
-    const bool negative_zero = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() == 0;   // "-0"
-    if (!v.is_number_unsigned() && !negative_zero) throw InputError(file_, place, "expected a non-negative integer, got " + v.dump());
-    const auto x = negative_zero ? std::uint64_t{0} : v.get<std::uint64_t>();
-    if (x > max) throw InputError(file_, place, v.dump() + " is out of range (at most " + std::to_string(max) + ")");
-    return x;
-  }
-  double number(const char* key) {
-    const json& v = need(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>())) throw InputError(file_, at(key), "expected a number, got " + v.dump());
-    return v.get<double>();
-  }
-  std::string string(const char* key) {
-    const json& v = need(key);
-    if (!v.is_string()) throw InputError(file_, at(key), "expected a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-  void expect(const char* key, const char* value) {
-    const json& v = need(key);
-    if (!v.is_string() || v.get<std::string>() != value) throw InputError(file_, at(key), std::string("expected \"") + value + "\", got " + v.dump());
-  }
-  void version() {
-    const json& v = need("version");
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() != 1)
-      throw InputError(file_, at("version"), "unsupported version " + v.dump() + " (this commfit reads version 1)");
-  }
-  void no_others() const {
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!used_.count(it.key())) throw InputError(file_, place_ + "/" + it.key(), "unknown field");
-  }
-
- private:
-  const json& obj_;
-  std::string file_, place_;
-  std::set<std::string> used_;
-};
+using Fields = JsonFields;
 
 // The JSON read from `in` as a DOM, through the blank-folding input (ir/json_input.h) so that white
 // space costs no memory; places are bytes of the file.

@@ -1,6 +1,7 @@
 #include "ir/plan_contract.h"
 
 #include "ir/error.h"
+#include "ir/json_fields.h"
 
 #include <cmath>
 #include <initializer_list>
@@ -45,48 +46,6 @@ bool is_contract_key(const std::string& key) {
   return false;
 }
 
-// A non-negative integer, as parsed (unsigned) or as built in memory (signed).
-bool natural(const ordered_json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
-
-// The typed reads, each naming /options/KEY (or deeper) in its error.
-class Reader {
- public:
-  Reader(const ordered_json& obj, const std::string& file, std::string place) : obj_(obj), file_(file), place_(std::move(place)) {}
-  const ordered_json* find(const char* key) const {
-    const auto it = obj_.find(key);
-    return it == obj_.end() ? nullptr : &*it;
-  }
-  std::string at(const char* key) const { return place_ + "/" + key; }
-  [[noreturn]] void fail(const char* key, const std::string& problem) const { throw InputError(file_, at(key), problem); }
-
-  std::optional<std::string> string(const char* key) const {
-    const ordered_json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) fail(key, "expected a string, got " + v->dump());
-    return v->get<std::string>();
-  }
-  // A finite number >= `min`.
-  std::optional<double> number(const char* key, double min) const {
-    const ordered_json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number() || !std::isfinite(v->get<double>()) || !(v->get<double>() >= min))
-      fail(key, std::string(min == 0 ? "expected a non-negative number" : "expected a number") + ", got " + v->dump());
-    return v->get<double>();
-  }
-  std::optional<std::uint64_t> uint(const char* key) const {
-    const ordered_json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!natural(*v))
-      fail(key, "expected a non-negative integer, got " + v->dump());
-    return v->get<std::uint64_t>();
-  }
-
- private:
-  const ordered_json& obj_;
-  const std::string& file_;
-  std::string place_;
-};
-
 std::vector<CandidateRecord> read_candidates(const ordered_json& rows, const std::string& file) {
   if (!rows.is_array()) throw InputError(file, "/options/candidates", "expected an array of candidate rows");
   if (rows.size() > 1000) throw InputError(file, "/options/candidates", "more than 1000 candidate rows");
@@ -95,27 +54,27 @@ std::vector<CandidateRecord> read_candidates(const ordered_json& rows, const std
   for (const ordered_json& row : rows) {
     const std::string at = "/options/candidates/" + std::to_string(k++);
     if (!row.is_object()) throw InputError(file, at, "expected an object");
-    const Reader r(row, file, at);
+    JsonFields r(row, file, at);
     CandidateRecord c;
-    const auto name = r.string("name");
+    const auto name = r.maybe_string("name");
     if (!name) r.fail("name", "expected a string");
     c.name = *name;
-    if (const auto skipped = r.string("skipped")) {
+    if (const auto skipped = r.maybe_string("skipped")) {
       c.skipped = *skipped;
     } else {
-      const auto phases = r.find("phases"), max_message = r.find("max_message"), estimate = r.find("estimate_s");
-      if (!phases || !natural(*phases) || phases->get<std::uint64_t>() > 0xffffffffu) r.fail("phases", "expected a phase count");
-      if (!max_message || !natural(*max_message)) r.fail("max_message", "expected a byte count");
+      const auto phases = r.maybe("phases"), max_message = r.maybe("max_message"), estimate = r.maybe("estimate_s");
+      if (!phases || !json_natural(*phases) || phases->get<std::uint64_t>() > 0xffffffffu) r.fail("phases", "expected a phase count");
+      if (!max_message || !json_natural(*max_message)) r.fail("max_message", "expected a byte count");
       if (!estimate || !estimate->is_number() || !(estimate->get<double>() >= 0))
         r.fail("estimate_s", "expected a non-negative number of seconds");
       c.phases = phases->get<Phase>();
       c.max_message = max_message->get<Bytes>();
       c.estimate_s = estimate->get<double>();
-      if (const ordered_json* s = r.find("simulated")) {
+      if (const ordered_json* s = r.maybe("simulated")) {
         if (!s->is_boolean()) r.fail("simulated", "expected true or false");
         c.simulated = s->get<bool>();
       }
-      c.loose_s = r.number("loose_s", 0);
+      c.loose_s = r.maybe_number("loose_s", 0);
     }
     out.push_back(std::move(c));
   }
@@ -173,68 +132,67 @@ ordered_json contract_json(const PlanContract& c, const ordered_json& provenance
 }
 
 PlanContract read_contract(const ordered_json& options, const std::string& file, ordered_json& provenance) {
-  if (!options.is_object()) throw InputError(file, "/options", "expected an object");
-  const Reader r(options, file, "/options");
+  JsonFields r(options, file, "/options");
   PlanContract c;
   provenance = ordered_json::object();
   for (const auto& [key, value] : options.items())
     if (!is_contract_key(key)) provenance[key] = value;
 
-  c.chosen = r.string("chosen").value_or("");
-  if (const ordered_json* rows = r.find("candidates")) c.candidates = read_candidates(*rows, file);
+  c.chosen = r.maybe_string("chosen").value_or("");
+  if (const ordered_json* rows = r.maybe("candidates")) c.candidates = read_candidates(*rows, file);
 
-  const std::string contention = r.string("contention").value_or("node");
+  const std::string contention = r.maybe_string("contention").value_or("node");
   const auto rule = parse_contention(contention);
   if (!rule) r.fail("contention", "unknown contention rule \"" + contention + "\"");
   c.contention = *rule;
   if (c.contention == Contention::bounded) {
-    const ordered_json* k = r.find("concurrency");
-    if (!k || !natural(*k) || k->get<std::uint64_t>() < 1 || k->get<std::uint64_t>() > 1u << 30)
+    const ordered_json* k = r.maybe("concurrency");
+    if (!k || !json_natural(*k) || k->get<std::uint64_t>() < 1 || k->get<std::uint64_t>() > 1u << 30)
       r.fail("concurrency", "the bounded rule needs a positive \"concurrency\"");
     c.per_port = static_cast<int>(k->get<std::uint64_t>());
   }
-  if (const ordered_json* mem = r.find("memory")) {
+  if (const ordered_json* mem = r.maybe("memory")) {
     if (!mem->is_array()) r.fail("memory", "expected one free-byte count per rank");
     std::vector<Bytes> free;
     free.reserve(mem->size());
     for (const ordered_json& v : *mem) {
-      if (!natural(v)) r.fail("memory", "expected non-negative integers");
+      if (!json_natural(v)) r.fail("memory", "expected non-negative integers");
       free.push_back(v.get<Bytes>());
     }
     c.memory = std::move(free);
   }
-  if (const ordered_json* t = r.find("topology")) {
+  if (const ordered_json* t = r.maybe("topology")) {
     if (!t->is_string()) r.fail("topology", "expected a topology spec");
     c.topology = t->get<std::string>();
   }
-  if (const auto timing = r.string("timing")) {
+  if (const auto timing = r.maybe_string("timing")) {
     if (*timing != "async" && *timing != "synchronous") r.fail("timing", "expected \"async\" or \"synchronous\", got \"" + *timing + "\"");
     c.timing = *timing == "async" ? Timing::async : Timing::synchronous;
   }
 
-  c.tau_s = r.number("tau_s", 0).value_or(0);
-  c.bandwidth_Bps = r.number("bandwidth_Bps", 0).value_or(0);
+  c.tau_s = r.maybe_number("tau_s", 0).value_or(0);
+  c.bandwidth_Bps = r.maybe_number("bandwidth_Bps", 0).value_or(0);
   NetworkOptions& n = c.network;
-  if (const auto model = r.string("network")) {
+  if (const auto model = r.maybe_string("network")) {
     const auto m = parse_network(*model);
     if (!m) r.fail("network", "unknown network model \"" + *model + "\" (flow or ib)");
     n.model = *m;
   }
-  n.overhead_s = r.number("overhead_s", -std::numeric_limits<double>::max()).value_or(n.overhead_s);   // < 0: tau / 4
-  n.eager_limit = r.uint("eager_limit").value_or(n.eager_limit);
-  if (const auto f = r.string("ib_factors")) {
+  n.overhead_s = r.maybe_number("overhead_s", -std::numeric_limits<double>::max()).value_or(n.overhead_s);   // < 0: tau / 4
+  n.eager_limit = r.maybe_uint("eager_limit").value_or(n.eager_limit);
+  if (const auto f = r.maybe_string("ib_factors")) {
     const auto ib = parse_ib_factors(*f);
     if (!ib) r.fail("ib_factors", "expected three positive numbers Be;Bs;ys, got \"" + *f + "\"");
     n.ib = *ib;
   }
-  n.link_latency_s = r.number("link_latency_s", 0).value_or(n.link_latency_s);
-  n.window_bytes = r.number("window_bytes", 0).value_or(n.window_bytes);
-  n.rtt_weight_bytes = r.number("rtt_weight_bytes", 0).value_or(n.rtt_weight_bytes);
-  const auto intra_latency = r.number("intra_latency_s", 0), intra_bandwidth = r.number("intra_bandwidth_Bps", 0);
+  n.link_latency_s = r.maybe_number("link_latency_s", 0).value_or(n.link_latency_s);
+  n.window_bytes = r.maybe_number("window_bytes", 0).value_or(n.window_bytes);
+  n.rtt_weight_bytes = r.maybe_number("rtt_weight_bytes", 0).value_or(n.rtt_weight_bytes);
+  const auto intra_latency = r.maybe_number("intra_latency_s", 0), intra_bandwidth = r.maybe_number("intra_bandwidth_Bps", 0);
   c.intra = intra_latency || intra_bandwidth;
   n.intra_latency_s = intra_latency.value_or(n.intra_latency_s);
   n.intra_bandwidth_Bps = intra_bandwidth.value_or(n.intra_bandwidth_Bps);
-  c.simulated = !r.find("estimate");
+  c.simulated = !r.maybe("estimate");
   return c;
 }
 
