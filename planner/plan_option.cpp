@@ -1,10 +1,12 @@
 #include "planner/plan_option.h"
 
 #include "ir/error.h"
+#include "planner/strategy_table.h"
 #include "planner/units.h"
 
 #include <cmath>
 #include <exception>
+#include <vector>
 
 namespace commfit {
 
@@ -19,6 +21,18 @@ constexpr const char* kKeys[] = {"strategy",     "algorithm",     "variant",    
 }  // namespace
 
 std::span<const char* const> plan_option_keys() { return kKeys; }
+
+void check_plan_option_keys(const PlanOptions& o, std::span<const std::string> keys) {
+  constexpr StrategyOption kAll[] = {StrategyOption::algorithm,   StrategyOption::variant,         StrategyOption::method,
+                                     StrategyOption::chunk,       StrategyOption::memory,          StrategyOption::concurrency,
+                                     StrategyOption::max_outstanding, StrategyOption::steps};
+  std::vector<StrategyOption> given;
+  for (const std::string& key : keys)
+    for (StrategyOption option : kAll)
+      if (key == flag(option) + 2) given.push_back(option);
+  check_given_options(o.strategy, given);
+  check_plan_options(o);
+}
 
 std::uint64_t option_whole(const std::string& key, const std::string& value, const char* what) {
   std::size_t used = 0;

@@ -20,6 +20,12 @@ std::span<const char* const> plan_option_keys();
 // Sets `key` to `value` in `o`; false when `key` is not a planning option (the caller may know it).
 bool set_plan_option(PlanOptions& o, const std::string& key, const std::string& value);
 
+// Refuses (UsageError) planning options as the command line does, before any strategy runs:
+// check_plan_options (pipeline.h), and a strategy option among `keys` (the keys a caller set:
+// "algorithm", "memory", ...) that o.strategy does not read ("--algorithm does not apply to
+// strategy auto (it applies to: direct, two-stage)").
+void check_plan_option_keys(const PlanOptions& o, std::span<const std::string> keys);
+
 // The value of KEY=VALUE as a whole number, or as a finite non-negative quantity of `kind` (with
 // or without a unit, planner/units.h); otherwise a UsageError "KEY=VALUE: expected WHAT". For the
 // callers that add keys of their own (in-job planning's memory and root).

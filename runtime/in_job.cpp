@@ -196,12 +196,14 @@ void agree_arguments(MPI_Comm comm, const std::string& local_error, const InJobO
 void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value) {
   if (set_plan_option(o.plan, key, value)) {
     if (key == "topology") o.detect_nodes = false;
+    o.given.push_back(key);
     return;
   }
   if (key == "memory") {
     const double bytes = option_quantity(key, value, Quantity::bytes, "a size in bytes (or with a unit: 8MiB)");
     if (bytes > 0x1p62) throw UsageError(key + "=" + value + ": more than 4 EiB");
     o.memory_per_rank = static_cast<std::int64_t>(bytes);
+    o.given.push_back(key);
   } else if (key == "keep") o.keep = value;
   else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(option_whole(key, value, "a rank"), INT_MAX));
   else {
@@ -212,6 +214,8 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
     throw UsageError("unknown in-job planning option \"" + key + "\"" + did_you_mean(key, keys) + " (keys: " + list + ")");
   }
 }
+
+void check_in_job_options(const InJobOptions& o) { check_plan_option_keys(o.plan, o.given); }
 
 InJobOptions parse_in_job_options(const std::string& spec) {
   InJobOptions o;
@@ -317,7 +321,15 @@ PlanningJob::PlanningJob(MPI_Comm user_comm, const std::int64_t* sendbytes, cons
   const MPI_Comm comm = st.guard.comm;
   MPI_Comm_rank(comm, &st.rank);
   MPI_Comm_size(comm, &st.size);
-  agree_arguments(comm, caller_error, options, elem_size);
+  std::string local_error = caller_error;
+  if (local_error.empty()) {
+    try {
+      check_in_job_options(options);
+    } catch (const UsageError& e) {
+      local_error = e.what();
+    }
+  }
+  agree_arguments(comm, local_error, options, elem_size);
   st.root = options.root;
   agree(comm, Error::Kind::usage,
         st.root < 0 || st.root >= st.size ? "root " + std::to_string(st.root) + " is not a rank of the communicator (" + std::to_string(st.size) + " ranks)"

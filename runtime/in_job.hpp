@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace commfit::exec {
 
@@ -33,6 +34,9 @@ struct InJobOptions {
   // (MPI_Comm_split_type SHARED) are asked for; when they sit on two or more nodes in blocks of
   // N consecutive ranks (the last block may be smaller), the plan's machine is full+nodeN.
   bool detect_nodes = true;
+  // The keys set_in_job_option was given: a strategy option the strategy does not read
+  // (algorithm=rs_n under strategy=bounded) is refused, as on the command line.
+  std::vector<std::string> given;
 };
 
 // Collective: N when the ranks of `comm` sit on two or more shared-memory nodes in blocks of N > 1
@@ -50,6 +54,10 @@ InJobOptions parse_in_job_options(const std::string& spec);
 
 // Applies one key=value to `o` (what parse_in_job_options does for each word).
 void set_in_job_option(InJobOptions& o, const std::string& key, const std::string& value);
+
+// Throws UsageError for options the planner would refuse (planner/plan_option.h
+// check_plan_option_keys): in-job planning asks on every rank before it gathers anything.
+void check_in_job_options(const InJobOptions& o);
 
 // What Executor::plan did, for the interposer's summary and the tests (valid on every rank).
 struct InJobReport {

@@ -413,6 +413,7 @@ void read_config() {
       config.options.keep = parsed.keep;
       config.options.root = parsed.root;
       config.options.detect_nodes = parsed.detect_nodes;
+      config.options.given = parsed.given;
     }
     // Agreed calls need no count check of the executor's own (the signature says the counts are
     // the plan's); speculative tries need the executor's collective one.
@@ -427,7 +428,7 @@ void read_config() {
       }
     // A strategy or option value the planner would refuse is refused now, not once per pattern.
     try {
-      commfit::check_plan_options(config.options.plan);
+      commfit::exec::check_in_job_options(config.options);
     } catch (const std::exception& e) {
       throw commfit::UsageError(std::string(env("COMMFIT_STRATEGY") ? "COMMFIT_STRATEGY" : "COMMFIT_OPTIONS") + ": " + e.what());
     }

@@ -82,6 +82,15 @@ TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; oth
   PlanOptions o;
   CHECK(!set_plan_option(o, "keep", "dir"));
   CHECK(!set_plan_option(o, "root", "1"));
+  // A strategy option the strategy does not read is refused by name, as on the command line.
+  PlanOptions b;
+  b.strategy = "bounded";
+  const std::vector<std::string> algorithm{"algorithm"}, memory{"memory"}, none;
+  CHECK_THROWS_WITH_AS(check_plan_option_keys(b, algorithm), "--algorithm does not apply to strategy bounded (it applies to: direct, two-stage)",
+                       UsageError);
+  CHECK_NOTHROW(check_plan_option_keys(b, none));
+  b.strategy = "auto";
+  CHECK_NOTHROW(check_plan_option_keys(b, memory));
   // Choices are checked once, with the strategy: a concurrency bounded does not offer.
   CHECK(set_plan_option(o, "strategy", "bounded"));
   CHECK(set_plan_option(o, "concurrency", "3"));

@@ -239,6 +239,15 @@ int main(int argc, char** argv) {
       chk.check(refused.find(spec) != std::string::npos, std::string(spec) + " refused, naming it: " + refused);
     }
     chk.check(exec::parse_in_job_options("memory=8MiB root=1").memory_per_rank == 8388608, "memory=8MiB");
+    // A strategy option the strategy does not read is refused on every rank, before anything is
+    // gathered, as the command line refuses it.
+    const std::string misplaced = error_of(
+        [&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=bounded algorithm=rs_n")); });
+    chk.check(misplaced.find("--algorithm does not apply to strategy bounded (it applies to: direct, two-stage)") != std::string::npos,
+              "a misplaced option: " + misplaced);
+    const std::string under_auto = error_of(
+        [&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=auto concurrency=3")); });
+    chk.check(under_auto.find("--concurrency does not apply to strategy auto") != std::string::npos, "an option under auto: " + under_auto);
     // Every planning option of the command line, by the planner's one setter.
     const exec::InJobOptions net = exec::parse_in_job_options("network=ib ib-factors=0.9,0.8,1.2 link-latency=100ns window=4MiB rtt-weight=8775 "
                                                               "intra-latency=200ns intra-bandwidth=5GB/s eager-limit=8KiB steps=2 topology=full+node2");
