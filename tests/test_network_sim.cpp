@@ -1,14 +1,11 @@
 // The network model (ir/network_sim.h): hand-computed times of small plans under both models,
 // the bound of ir/cost_model.h never above any plan's estimate (every strategy and candidate,
-// with and without a topology, both models), determinism, and bounded-concurrency plans
-// (passes/group_phases.h and the verifier's rule "at most k per port per phase").
+// with and without a topology, both models), determinism, and bounded-concurrency plans offered
+// to auto (their grouping: test_group_phases.cpp).
 #include "ir/cost_model.h"
 #include "ir/error.h"
 #include "ir/network_sim.h"
-#include "passes/decompose_optimal.h"
-#include "passes/group_phases.h"
 #include "passes/lower.h"
-#include "passes/verify.h"
 #include "planner/candidates.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
@@ -324,47 +321,6 @@ TEST_CASE("an_estimate_beyond_the_work_limit_is_analytic_and_above_the_bound") {
   const SimResult cut = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology, 10);
   CHECK(!cut.simulated);
   CHECK(plan_estimate_s(plan, m, o.cost, o.topology) >= network_lower_bound_s(m, o.cost, o.topology, false) * (1 - 1e-9));
-}
-
-TEST_CASE("group_phases_keeps_at_most_k_per_port_and_the_verifier_holds_it_to_that") {
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const CommMatrix m = gen_random_sparse(20, 0.4, 5000, seed, false);
-    const Schedule base = decompose_optimal(m);
-    for (int k : {1, 2, 3, 4, 8, 64}) {
-      CAPTURE(k);
-      const Schedule g = group_phases(base, k);
-      CHECK(g.phases == (base.phases + static_cast<Phase>(k) - 1) / static_cast<Phase>(k));
-      std::map<std::tuple<Phase, Rank, bool>, int> per_port;
-      for (const Transfer& t : g.transfers) {
-        ++per_port[{t.phase, t.from, true}];
-        ++per_port[{t.phase, t.to, false}];
-      }
-      for (const auto& [key, n] : per_port) CHECK(n <= k);
-      VerifyRules rules;
-      rules.contention = Contention::bounded;
-      rules.per_port = k;
-      const Plan plan = lower(g, m);
-      CHECK(verify(plan, m, rules).empty());
-      // The phases are cut largest first: the sum of the groups' largest pieces is the least of
-      // any grouping of k consecutive phases of the size order, e.g. the original order.
-      Bytes sorted_sum = 0, naive_sum = 0;
-      for (Bytes b : phase_max_piece(g)) sorted_sum += b;
-      const std::vector<Bytes> largest = phase_max_piece(base);
-      for (std::size_t i = 0; i < largest.size(); i += static_cast<std::size_t>(k))
-        naive_sum += *std::max_element(largest.begin() + static_cast<std::ptrdiff_t>(i),
-                                       largest.begin() + static_cast<std::ptrdiff_t>(std::min(largest.size(), i + static_cast<std::size_t>(k))));
-      CHECK(sorted_sum <= naive_sum);
-      // One fewer per port is refused when some port uses all k.
-      bool full = false;
-      for (const auto& [key, n] : per_port) full |= n == k;
-      if (full && k > 1) {
-        rules.per_port = k - 1;
-        const auto problems = verify(plan, m, rules);
-        REQUIRE(!problems.empty());
-        CHECK(problems.front().find("rule 4") == 0);
-      }
-    }
-  }
 }
 
 TEST_CASE("bounded_plans_are_offered_to_auto_one_per_k") {
