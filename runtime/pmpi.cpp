@@ -164,19 +164,14 @@ struct Pattern {
   // Its time per call under MPI, its plan and the direct exchange (the slowest rank's, on the calls
   // the agreements are on; every call in the checking mode).
   Timings mpi, plan, direct;
-  std::int64_t mpi_calls() const { return mpi.calls; }
-  std::int64_t replays = 0;          // timed replays of its plan (plan.calls)
-  double mpi_per_call() const { return mpi.per_call(); }
-  double replay_per_call() const { return plan.per_call(); }
-  double direct_per_call() const { return direct.per_call(); }
   // The calls its plan replayed and the calls the direct exchange ran, each agreement on the lagged
   // path standing for the calls since the one before.
   double replayed_calls = 0, direct_weight = 0;
   // What runs this pattern best without its plan, once both have been timed past their first
   // call: MPI or the direct exchange; and its time per call.
   bool baseline_known() const { return mpi.warm() && direct.warm(); }
-  bool direct_better() const { return baseline_known() && direct_per_call() < mpi_per_call(); }
-  double baseline_per_call() const { return direct_better() ? direct_per_call() : mpi_per_call(); }
+  bool direct_better() const { return baseline_known() && direct.per_call() < mpi.per_call(); }
+  double baseline_per_call() const { return direct_better() ? direct.per_call() : mpi.per_call(); }
 };
 
 // A topology communicator's neighbour lists, as MPI_Neighbor_alltoallv maps them onto an
@@ -273,15 +268,15 @@ void retire(CommState* s) {
   s->agreement.reset();   // waits for an agreement still under way (every rank has it)
   s->job.reset();         // and for a plan being made (the root's thread)
   for (auto& [sig, p] : s->patterns) {
-    if (p.replays > 0 && p.mpi_calls() > 0) {
+    if (p.plan.calls > 0 && p.mpi.calls > 0) {
       const double n = p.replayed_calls;
-      totals.saved_seconds += n * (p.mpi_per_call() - p.replay_per_call());
-      totals.measured_plan += n * p.replay_per_call();
-      totals.measured_mpi += n * p.mpi_per_call();
+      totals.saved_seconds += n * (p.mpi.per_call() - p.plan.per_call());
+      totals.measured_plan += n * p.plan.per_call();
+      totals.measured_mpi += n * p.mpi.per_call();
     }
-    if (p.direct.calls > 0 && p.mpi_calls() > 0) {
-      totals.measured_direct += p.direct_weight * p.direct_per_call();
-      totals.measured_mpi_direct += p.direct_weight * p.mpi_per_call();
+    if (p.direct.calls > 0 && p.mpi.calls > 0) {
+      totals.measured_direct += p.direct_weight * p.direct.per_call();
+      totals.measured_mpi_direct += p.direct_weight * p.mpi.per_call();
     }
     p.executor.reset();   // frees the executor's duplicate
   }
@@ -751,7 +746,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   } else if (s->sampled_ran) {
     ++s->replays;
     if (s->sampled_ran == p.executor.get()) {
-      p.plan.add(slowest), ++p.replays;
+      p.plan.add(slowest);
       p.replayed_calls += s->sampled_weight;
     } else {
       ++totals.other_counts;   // another pattern's plan replayed these counts
@@ -762,13 +757,13 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   // Choice by measurement: a plan whose replays of its own pattern take longer than MPI's calls
   // of it did, or the direct exchange's, is dropped; the pattern goes to the faster of those two.
   constexpr std::int64_t kTrials = 4;
-  if (p.executor && !p.mpi_kept && p.replays > kTrials && p.mpi_calls() > 0) {
-    const double plan_t = p.replay_per_call(), base_t = p.baseline_per_call();
-    if (p.replays == kTrials + 1 && config.verbose > 1 && s->rank == 0 && p.estimate_s > 0) {
+  if (p.executor && !p.mpi_kept && p.plan.calls > kTrials && p.mpi.calls > 0) {
+    const double plan_t = p.plan.per_call(), base_t = p.baseline_per_call();
+    if (p.plan.calls == kTrials + 1 && config.verbose > 1 && s->rank == 0 && p.estimate_s > 0) {
       char direct[64] = "";
-      if (p.direct.warm()) std::snprintf(direct, sizeof direct, ", the direct exchange %.3g s", p.direct_per_call());
+      if (p.direct.warm()) std::snprintf(direct, sizeof direct, ", the direct exchange %.3g s", p.direct.per_call());
       std::fprintf(stderr, "commfit-pmpi: a %d-rank pattern's plan measured %.3g s per call against its estimate %.3g s (%.2fx); MPI %.3g s%s\n",
-                   s->size, plan_t, p.estimate_s, plan_t / p.estimate_s, p.mpi_per_call(), direct);
+                   s->size, plan_t, p.estimate_s, plan_t / p.estimate_s, p.mpi.per_call(), direct);
     }
     if (plan_t > base_t) {
       p.mpi_kept = true;
@@ -783,7 +778,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   // while they are within 1.5x of each other, every fourth agreement again (the two alternating),
   // so that each is compared by what it takes now; one far slower is not paid for again.
   s->use_direct = p.baseline_known() ? p.direct_better() : true;
-  const double mpi_t = p.mpi_per_call(), direct_t = p.direct_per_call();
+  const double mpi_t = p.mpi.per_call(), direct_t = p.direct.per_call();
   const bool close = std::max(mpi_t, direct_t) < 1.5 * std::min(mpi_t, direct_t);
   if (!p.baseline_known()) s->trial = (s->agreed_calls & 1) ? 2 : 1;
   else if (close && s->agreed_calls % 4 == 0) s->trial = (s->agreed_calls / 4) & 1 ? 2 : 1;
@@ -1055,7 +1050,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, local_ok ? scounts : s->poison.data(), sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      p.plan.add(PMPI_Wtime() - t), ++p.replays;
+      p.plan.add(PMPI_Wtime() - t);
       ++p.replayed_calls, ++totals.replayed, ++totals.at_once;
       p.last_use = ++s->calls;
       return MPI_SUCCESS;
@@ -1124,7 +1119,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      p.plan.add(PMPI_Wtime() - t), ++p.replays;
+      p.plan.add(PMPI_Wtime() - t);
       ++p.replayed_calls, ++totals.replayed, ++s->replays;
       s->last = &p;
       return MPI_SUCCESS;
