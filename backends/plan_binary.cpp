@@ -1,3 +1,8 @@
+// The single-file binary plan (docs/FORMAT.md §3.3): header, index and slice encoding, the
+// streaming writer, the readers of a whole plan, of one rank's slice and of the manifest. One
+// file because writer and readers share the field offsets and the one canonical encoding that
+// makes the same plan give the same bytes; the decoder refuses exactly what the encoder would not
+// write, which is easiest to keep true with both side by side.
 #include "backends/plan_binary.h"
 
 #include "backends/atomic_output.h"

@@ -1,6 +1,7 @@
 // The HTML page of `commfit report` (backends/report.h has what it shows and the aggregation
 // rules). Everything is inline: SVG charts, one <style>, two small <script>s (hover text, and a
-// self-check that counts what was drawn and marks <body data-validated="ok">).
+// self-check that counts what was drawn and marks <body data-validated="ok">). One file: the
+// charts share the colour scales, the escaping and the page's one layout.
 #include "backends/report_page.h"
 
 #include "backends/report.h"

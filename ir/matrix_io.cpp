@@ -1,3 +1,8 @@
+// Matrix files in and out (ir/matrix_io.h): the JSON form's streaming SAX reader and its field
+// checks, the choice between it and the fast path (ir/matrix_json_fast.h), Matrix Market, the
+// bounded reads of regular files every reader opens through, and the writers. One file because
+// the three readers share the field checks and the exact messages they give (a file reads the
+// same, and fails the same, by every path); a split would move those into a header of internals.
 #include "ir/matrix_io.h"
 
 #include "ir/error.h"

@@ -1,3 +1,8 @@
+// The network simulation (ir/network_sim.h): the event loop and each rank's posting protocol
+// (the executor's rotated order, the request window). Its max-min sharing solver
+// (ir/max_min_sharing.h) and InfiniBand penalties (ir/ib_penalties.h) are files of their own; the
+// loop and the protocols stay together because every event a protocol posts is one the loop
+// orders, and splitting them would expose the loop's state.
 #include "ir/network_sim.h"
 
 #include "ir/error.h"

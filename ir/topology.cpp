@@ -1,5 +1,6 @@
-// Topology: specs, the JSON form, and routing on hypercubes, meshes and tori (fat trees are in
-// ir/topology_fattree.cpp).
+// Topology: specs, the JSON form, and routing on hypercubes, meshes, tori and dragonflies (fat
+// trees are in ir/topology_fattree.cpp). One file because the spec parser, the JSON reader and the
+// routers share TopologyBuilder and the dimension conventions each router depends on.
 #include "ir/topology.h"
 
 #include "ir/error.h"

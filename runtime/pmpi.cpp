@@ -28,6 +28,13 @@
 // agreement), and a communicator whose plans replay too few of its calls steps aside to MPI with
 // no agreement at all. With MPI_THREAD_MULTIPLE the interposer turns itself off and says so.
 // MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
+//
+// One file because it is one shared library whose parts (the settings and their check at
+// MPI_Init, the per-communicator state, the lagged agreement, the choice by measurement, the
+// summary) share file-local state that must be per rank under SMPI's privatization and hidden
+// from the program it is loaded into; the count signatures (pmpi_signature.h) and the stepped
+// agreement (stepped_allreduce.h) are headers of their own. The per-call decision is the next part
+// to move out, as an object a unit test can drive without MPI.
 
 #include "backends/atomic_output.h"
 #include "backends/exec/exec_support.h"
