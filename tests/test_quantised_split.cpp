@@ -123,7 +123,7 @@ TEST_CASE("bottleneck_peeling_groups_pieces_of_one_size") {
   CHECK(verify(lower(s2, k33), k33, {}).empty());
 }
 
-TEST_CASE("quantised_estimate_over_LB_on_the_issue_sets_at_p_256") {
+TEST_CASE("quantised_estimate_over_LB_on_the_skewed_and_ranka_wang_sets_at_p_256") {
   // docs/PERFORMANCE.md "Schedule quality", in the synchronous model the pass optimises (sum of
   // tau + largest piece / bandwidth over the phases, against h tau + t / bandwidth; the manifest's
   // estimate is the network simulation's): the median over seeds must stay within 1.05 LB on the

@@ -7,7 +7,7 @@
 //   mpirun -np N exec_mutation binary EDITS SEED   one field of one step changed in a .cfp, its
 //                                                  checksums recomputed (as `commfit convert` does)
 //
-// The plans are two-stage (forwarding through staging areas: the edits the issue found silent)
+// The plans are two-stage (forwarding through staging areas: where edits once went through silently)
 // and direct ones, of a random matrix with self-messages, planned by every rank alike. Two of the
 // three carry no plan hash, so that their edits meet the executor's load checks; on the third,
 // with its hash, every edit must be refused (by the hash if no earlier check does).
