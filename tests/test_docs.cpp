@@ -3,7 +3,7 @@
 //   outside the repository (the design card, the style guide, the SMPI notes, the source papers'
 //   text files), and every doc that a doc names or links exists;
 // - docs describe the present: no doc, script or source comment names a numbered work period
-//   ("session 12"), an issue number ("issue 19", "#16") or a commit hash (history lives in git);
+//   ("session 12"), an issue ("issue 19", "#16", "the issue") or a commit hash (history lives in git);
 // - every command the docs show a user exists: `commfit SUB` (and `commfit gen KIND`) answers
 //   --help, every script or source they name is in the tree, every build/... program is a target;
 // - the man page's ENVIRONMENT names every COMMFIT_ variable the code reads.
@@ -207,7 +207,8 @@ bool has_commit_hash(const std::string& text) {
 void check_history(const std::string& rel, int line_no, const std::string& prose, std::vector<Problem>& problems) {
   if (prose.empty()) return;
   const std::string where = rel + ":" + std::to_string(line_no);
-  static const std::regex period(R"(\b[Ss]essions? [0-9]|\b[Ii]ssues? #?[0-9]|(^|[\s(\[])#[0-9]{1,4}\b|\bsitting\b)");
+  static const std::regex period(
+      R"(\b[Ss]essions? [0-9]|\b[Ii]ssues? #?[0-9]|(^|[\s(\[])#[0-9]{1,4}\b|\bsitting\b|\b([Tt]he|[Tt]his|[Tt]hat) issue\b)");
   std::smatch m;
   if (std::regex_search(prose, m, period))
     problems.push_back({where, "names a work period or an issue (`" + m.str() + "`): say what is, history lives in git and CHANGES.md"});
@@ -294,7 +295,9 @@ TEST_CASE("docs_history_check_tells_hashes_from_numbers") {
   check_history("x.md", 2, "as issue 19 asked", problems);
   check_history("x.md", 3, "packaging (#16)", problems);
   check_history("x.md", 4, "stage 1 sends part k; fill=\"#888\"; ## 2. Plan it", problems);
-  CHECK(problems.size() == 3);
+  check_history("x.md", 5, "the bound the issue suggested", problems);
+  check_history("x.md", 6, "issues of MPI libraries", problems);
+  CHECK(problems.size() == 4);
 }
 
 // The commands the docs show a user: `commfit SUB` in code, the scripts and sources they name,
