@@ -1,0 +1,18 @@
+# Writes OUT: the C++ block of DOC (docs/ARCHITECTURE.md) that starts with the line
+# "// planner/strategy_ring.cpp", exactly as the doc prints it.
+file(READ "${DOC}" text)
+set(opening "```c++\n// planner/strategy_ring.cpp\n")
+string(FIND "${text}" "${opening}" start)
+if(start LESS 0)
+  message(FATAL_ERROR "${DOC}: no C++ block starting with // planner/strategy_ring.cpp")
+endif()
+string(LENGTH "```c++\n" fence)
+math(EXPR start "${start} + ${fence}")
+string(SUBSTRING "${text}" ${start} -1 rest)
+string(FIND "${rest}" "\n```" end)
+if(end LESS 0)
+  message(FATAL_ERROR "${DOC}: the strategy_ring.cpp block does not end")
+endif()
+string(SUBSTRING "${rest}" 0 ${end} code)
+file(WRITE "${OUT}.new" "${code}\n")
+file(COPY_FILE "${OUT}.new" "${OUT}" ONLY_IF_DIFFERENT)
