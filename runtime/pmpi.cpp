@@ -26,7 +26,8 @@
 // MPI_Init (a rank that differs turns the interposer off everywhere); planning stops on a
 // communicator once it costs more than COMMFIT_PLAN_BUDGET of the time in its calls (a flag in the
 // agreement), and a communicator whose plans replay too few of its calls steps aside to MPI with
-// no agreement at all. With MPI_THREAD_MULTIPLE the interposer turns itself off and says so.
+// no agreement at all. Under MPI_THREAD_MULTIPLE, threads may call on different communicators at
+// once (see "Threads" below); COMMFIT_THREAD_MULTIPLE=0 turns the interposer off for such programs.
 // MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
 //
 // One file because it is one shared library whose parts (the settings and their check at
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
@@ -60,6 +62,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -101,31 +104,65 @@ struct Config {
                                   // (or the job's, of the job's calls)
   bool record_force = false;      // COMMFIT_RECORD_FORCE: record into a directory the checks refuse
   bool plan_thread = kPlanInBackground;   // COMMFIT_PLAN_THREAD: the root plans on a thread while the calls go on
+  bool thread_multiple = true;    // COMMFIT_THREAD_MULTIPLE: serve programs initialised with
+                                  // MPI_THREAD_MULTIPLE (0: off for them, every call to MPI)
   InJobOptions options;           // COMMFIT_STRATEGY, COMMFIT_TOPOLOGY, COMMFIT_NETWORK, COMMFIT_OPTIONS
   std::string why_off;            // set when the interposer turned itself off
 };
 
 Config config;
 int world_rank = 0;
-// Set while the interposer's own code runs: the executor and the planner's gathers call MPI
-// collectives (an MPI_Alltoall among them), which must go straight to MPI, not round again.
-bool inside = false;
+
+// Threads (MPI_THREAD_MULTIPLE). MPI lets threads call collectives on different communicators at
+// once, never on one: so a communicator's state (CommState, reached through its attribute) has one
+// caller at a time and takes no lock, and what a rank shares between its communicators is atomic
+// (the counters, Sum) or behind `shared` (the table of live states, the summary's last strategy,
+// the plan files said refused, the record directory), held for no MPI call. Under SimGrid SMPI
+// (COMMFIT_PMPI_NO_THREADS) the ranks are contexts of one thread whose globals are privatized per
+// rank but whose thread-local variables are not: the re-entrancy flag is a plain global there.
+#ifdef COMMFIT_PMPI_NO_THREADS
+#define COMMFIT_PER_THREAD
+#else
+#define COMMFIT_PER_THREAD thread_local
+#endif
+std::mutex shared;
+
+// Set while the interposer's own code runs on this thread: the executor and the planner's gathers
+// call MPI collectives (an MPI_Alltoall among them), which must go straight to MPI, not round again.
+COMMFIT_PER_THREAD bool inside = false;
 struct Inside {
   Inside() { inside = true; }
   ~Inside() { inside = false; }
 };
 
+// A rank's running sum that threads on different communicators add to at once. Relaxed: each
+// value is read alone (the budget's test, the summary at MPI_Finalize).
+class Sum {
+ public:
+  double operator+=(double x) {
+    double old = v_.load(std::memory_order_relaxed);
+    while (!v_.compare_exchange_weak(old, old + x, std::memory_order_relaxed)) {
+    }
+    return old + x;
+  }
+  double operator++() { return *this += 1; }
+  operator double() const { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> v_{0};
+};
+
 // What one rank saw, summed over its communicators (those freed, and at MPI_Finalize the rest).
 struct Totals {
-  double patterns = 0, planned = 0, plan_failed = 0, from_file = 0, adapted = 0, replanned = 0, evicted = 0;
-  double calls = 0, replayed = 0, to_mpi = 0, not_eligible = 0, at_once = 0, missed = 0, mpi_kept = 0, other_counts = 0, direct = 0;
-  double plan_seconds = 0, saved_seconds = 0, call_seconds = 0, budget_stops = 0, stepped_aside = 0;
+  Sum patterns, planned, plan_failed, from_file, adapted, replanned, evicted;
+  Sum calls, replayed, to_mpi, not_eligible, at_once, missed, mpi_kept, other_counts, direct;
+  Sum plan_seconds, saved_seconds, call_seconds, budget_stops, stepped_aside;
   // The verdict: over the patterns both replayed and timed under MPI, their replays' time per call
   // and MPI's, each times the replays.
-  double measured_plan = 0, measured_mpi = 0;
+  Sum measured_plan, measured_mpi;
   // The same for the calls the direct exchange ran, against MPI's time on their patterns.
-  double measured_direct = 0, measured_mpi_direct = 0;
-  std::string chosen;   // the last planned pattern's strategy, for the summary
+  Sum measured_direct, measured_mpi_direct;
+  std::string chosen;   // the last planned pattern's strategy, for the summary (under `shared`)
 };
 Totals totals;
 
@@ -191,6 +228,7 @@ struct Neighbours {
 
 struct CommState {
   MPI_Comm agree = MPI_COMM_NULL;    // private duplicate for the agreement
+  std::atomic<bool> busy{false};     // a thread is in an intercepted call on the communicator
   bool passthrough = false;          // intercommunicator or one rank: nothing to do
   int rank = 0, size = 0;
   std::map<Signature, Pattern> patterns;
@@ -289,11 +327,14 @@ void retire(CommState* s) {
   }
   s->file_plan.reset();
   if (s->agree != MPI_COMM_NULL) PMPI_Comm_free(&s->agree);
-  for (auto it = live.begin(); it != live.end(); ++it)
-    if (it->second == s) {
-      live.erase(it);
-      break;
-    }
+  {
+    const std::lock_guard lock(shared);
+    for (auto it = live.begin(); it != live.end(); ++it)
+      if (it->second == s) {
+        live.erase(it);
+        break;
+      }
+  }
   delete s;
 }
 
@@ -324,7 +365,7 @@ void say(const char* fmt, const std::string& text) {
 // decide which collectives each call makes, so MPI_Init compares them (settings_agree).
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
                                       "COMMFIT_ADAPT_SLACK", "COMMFIT_CHECK",     "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
-                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_PLAN_AFTER", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
+                                      "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_THREAD_MULTIPLE", "COMMFIT_PLAN_AFTER", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
                                       "COMMFIT_NETWORK"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
 
@@ -402,6 +443,7 @@ void read_config() {
     if (const char* v = env("COMMFIT_RECORD")) config.record = v;
     if (env("COMMFIT_RECORD_FORCE")) config.record_force = yes_no("COMMFIT_RECORD_FORCE");
     if (env("COMMFIT_PLAN_THREAD")) config.plan_thread = kPlanInBackground && yes_no("COMMFIT_PLAN_THREAD");
+    if (env("COMMFIT_THREAD_MULTIPLE")) config.thread_multiple = yes_no("COMMFIT_THREAD_MULTIPLE");
     config.options.plan.strategy = "auto";   // the interposer's default: the cheapest candidate
     if (const char* v = env("COMMFIT_OPTIONS")) {
       InJobOptions parsed;
@@ -479,9 +521,9 @@ void settings_agree() {
 void after_init(int provided) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   read_config();
-  if (config.on && provided == MPI_THREAD_MULTIPLE) {
+  if (config.on && provided == MPI_THREAD_MULTIPLE && !config.thread_multiple) {
     config.on = false;
-    config.why_off = "MPI_THREAD_MULTIPLE: the interposer's cache is not shared between threads";
+    config.why_off = "MPI_THREAD_MULTIPLE with COMMFIT_THREAD_MULTIPLE=0";
   }
   settings_agree();
   name_misspelt(world_rank);
@@ -491,6 +533,14 @@ void after_init(int provided) {
 }
 
 MPI_Comm agree_comm(MPI_Comm comm, CommState* s);
+
+// Whether `item` is new to `said` (a rank's list shared by its threads), adding it.
+bool first_time(std::vector<std::string>& said, const std::string& item) {
+  const std::lock_guard lock(shared);
+  if (std::find(said.begin(), said.end(), item) != said.end()) return false;
+  said.push_back(item);
+  return true;
+}
 
 // The state of `comm`, made on its first intercepted call (collective: every rank calls together).
 CommState* state_of(MPI_Comm comm) {
@@ -544,8 +594,7 @@ CommState* state_of(MPI_Comm comm) {
         s->file_plan.reset();
         if (s->rank == 0 && other_size && config.verbose > 1)
           std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN's %s not used on a %d-rank communicator: %s\n", path.c_str(), s->size, e.what());
-        else if (!other_size && std::find(said.begin(), said.end(), path) == said.end()) {
-          said.push_back(path);
+        else if (!other_size && first_time(said, path)) {
           if (s->rank == 0 && config.verbose > 0)
             std::fprintf(stderr, "commfit-pmpi: COMMFIT_PLAN's %s refused (not used): %s\n", path.c_str(), e.what());
         }
@@ -553,6 +602,7 @@ CommState* state_of(MPI_Comm comm) {
     }
   }
   PMPI_Comm_set_attr(comm, keyval, s);
+  const std::lock_guard lock(shared);
   live.emplace_back(comm, s);
   return s;
 }
@@ -576,6 +626,7 @@ MPI_Comm agree_comm(MPI_Comm comm, CommState* s) {
 void record_matrix(const commfit::CommMatrix& m, int ranks, std::uint64_t signature) {
   static std::optional<commfit::Directory> dir;
   static bool refused = false;
+  const std::lock_guard lock(shared);
   if (refused) return;
   if (!dir) {
     try {
@@ -648,10 +699,14 @@ void adopt(CommState* s, Pattern& p, Executor executor, commfit::exec::InJobRepo
   p.schedule = std::move(report.schedule);
   p.estimate_s = report.estimate_s;
   ++s->planned, ++totals.planned;
-  totals.chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
+  const std::string chosen = report.chosen.empty() ? report.strategy : report.strategy + " " + report.chosen;
+  {
+    const std::lock_guard lock(shared);
+    totals.chosen = chosen;
+  }
   if (config.verbose > 1 && world_rank == 0)
     std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
-                 s->size, report.messages, report.topology.c_str(), totals.chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+                 s->size, report.messages, report.topology.c_str(), chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
 }
 
 void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p, const Pattern* model, CallClock& clock) {
@@ -720,8 +775,7 @@ void stop_planning(CommState* s, const Pattern& p, bool due, bool for_now = fals
   s->planning_stopped = !for_now;
   if (s->budget_said) return;
   s->budget_said = true;
-  ++totals.budget_stops;
-  if (config.verbose > 0 && s->rank == 0 && totals.budget_stops == 1)
+  if (++totals.budget_stops == 1 && config.verbose > 0 && s->rank == 0)
     std::fprintf(stderr, "commfit-pmpi: planning %s on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
                          "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI%s\n", for_now ? "held" : "stopped", s->size, s->plan_seconds,
                  s->call_seconds, config.plan_budget, for_now ? " or the direct exchange until the calls pay for it" : "");
@@ -996,19 +1050,60 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   return rc;
 }
 
-// One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
+// MPI's rule for collectives: one at a time on a communicator. A thread in an intercepted call on a
+// communicator another thread is in one on breaks it; the interposer sees it (a flag of the
+// communicator's state, no lock) and fails that call through the communicator's error handler
+// (MPI_ERRORS_ARE_FATAL, the default, ends the job with the message) before it sends anything.
+class OneCaller {
+ public:
+  explicit OneCaller(CommState* s) : s_(s), alone_(!s->busy.exchange(true, std::memory_order_acq_rel)) {}
+  ~OneCaller() {
+    if (alone_) s_->busy.store(false, std::memory_order_release);
+  }
+  OneCaller(const OneCaller&) = delete;
+  OneCaller& operator=(const OneCaller&) = delete;
+  bool alone() const { return alone_; }
+  int refuse(MPI_Comm comm, const char* call) const {
+    std::fprintf(stderr,
+                 "commfit-pmpi: rank %d: %s on a %d-rank communicator while another thread is in a collective on it: MPI forbids "
+                 "concurrent collectives on one communicator; this call fails (MPI_ERR_OTHER)\n",
+                 world_rank, call, s_->size);
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+  }
+
+ private:
+  CommState* s_;
+  bool alone_;
+};
+
+template <class ToMpi>
+int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
+                const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok, std::int64_t sstride,
+                std::int64_t rstride);
+
+// One intercepted exchange (`call`: the MPI function's name, for errors); `local_ok` false: this rank cannot take commfit's path (the others are
 // told through the agreement).
 // `lagged_ok`: the lagged path can take this call on every rank (false for Fortran's calls where
 // its MPI_IN_PLACE cannot be told; the neighbourhood collective's lists are agreed before);
 // `sstride`, `rstride` >= 0: displacement j is j * stride (MPI_Alltoall's, beyond an int).
 template <class ToMpi>
-int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
+int exchange(const char* call, MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
              const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok = true,
              std::int64_t sstride = -1, std::int64_t rstride = -1) {
   if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
   const Inside guard;
   CommState* s = state_of(comm);
   if (s->passthrough) return to_mpi();
+  const OneCaller one(s);
+  if (!one.alone()) return one.refuse(comm, call);
+  return exchange_on(comm, s, sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype, local_ok, to_mpi, lagged_ok, sstride, rstride);
+}
+
+template <class ToMpi>
+int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
+                const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok, std::int64_t sstride,
+                std::int64_t rstride) {
   ++totals.calls;
   CallClock clock{s};
   // MPI_IN_PLACE is the same on every rank (MPI's rule): such a call goes to MPI on all of them.
@@ -1147,7 +1242,7 @@ int exchange(MPI_Comm comm, const void* sendbuf, const int* scounts, const int* 
 
 // MPI_Alltoall as the same exchange as an MPI_Alltoallv with equal counts and packed displacements.
 template <class ToMpi>
-int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+int alltoall(const char* call, MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
              bool local_ok, ToMpi to_mpi, bool lagged_ok = true) {
   if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
   int size = 0;
@@ -1156,7 +1251,7 @@ int alltoall(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sen
   const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
   std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
   for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
-  return exchange(comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi, lagged_ok,
+  return exchange(call, comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi, lagged_ok,
                   sendcount, recvcount);
 }
 
@@ -1217,7 +1312,15 @@ void print_summary() {
 void before_finalize() {
   if (!config.on) return;
   const Inside guard;
-  while (!live.empty()) PMPI_Comm_delete_attr(live.front().first, keyval);
+  for (;;) {   // each delete retires its state, which leaves `live`
+    MPI_Comm comm = MPI_COMM_NULL;
+    {
+      const std::lock_guard lock(shared);
+      if (live.empty()) break;
+      comm = live.front().first;
+    }
+    PMPI_Comm_delete_attr(comm, keyval);
+  }
   print_summary();
   PMPI_Comm_free_keyval(&keyval);
   PMPI_Op_free(&fold_op);
@@ -1295,7 +1398,7 @@ void fortran_alltoallv(void* sendbuf, MPI_Fint* scounts, MPI_Fint* sdispls, MPI_
   bool ok = true;
   const void* send = fortran_buffer(sendbuf, ok);
   fortran_buffer(recvbuf, ok);
-  *ierr = exchange(PMPI_Comm_f2c(*comm), send, reinterpret_cast<const int*>(scounts), reinterpret_cast<const int*>(sdispls),
+  *ierr = exchange("MPI_ALLTOALLV", PMPI_Comm_f2c(*comm), send, reinterpret_cast<const int*>(scounts), reinterpret_cast<const int*>(sdispls),
                    PMPI_Type_f2c(*stype), recvbuf, reinterpret_cast<const int*>(rcounts), reinterpret_cast<const int*>(rdispls),
                    PMPI_Type_f2c(*rtype), ok, to_mpi, fortran_known());
 }
@@ -1310,7 +1413,7 @@ void fortran_alltoall(void* sendbuf, MPI_Fint* scount, MPI_Fint* stype, void* re
   bool ok = true;
   const void* send = fortran_buffer(sendbuf, ok);
   fortran_buffer(recvbuf, ok);
-  *ierr = alltoall(PMPI_Comm_f2c(*comm), send, static_cast<int>(*scount), PMPI_Type_f2c(*stype), recvbuf,
+  *ierr = alltoall("MPI_ALLTOALL", PMPI_Comm_f2c(*comm), send, static_cast<int>(*scount), PMPI_Type_f2c(*stype), recvbuf,
                    static_cast<int>(*rcount), PMPI_Type_f2c(*rtype), ok, to_mpi, fortran_known());
 }
 
@@ -1345,14 +1448,14 @@ COMMFIT_PMPI_EXPORT int MPI_Finalize(void) {
 
 COMMFIT_PMPI_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return exchange(comm, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, true, [&] {
+  return exchange("MPI_Alltoallv", comm, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, true, [&] {
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   });
 }
 
 COMMFIT_PMPI_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm) {
-  return alltoall(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, true,
+  return alltoall("MPI_Alltoall", comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, true,
                   [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
@@ -1367,12 +1470,11 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
   if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
-  CommState* s = nullptr;
-  {
-    const Inside guard;
-    s = state_of(comm);
-  }
+  const Inside guard;
+  CommState* s = state_of(comm);
   if (s->passthrough) return to_mpi();
+  const OneCaller one(s);
+  if (!one.alone()) return one.refuse(comm, "MPI_Neighbor_alltoallv");
   Neighbours& nb = s->neighbours;
   if (!nb.known) {
     // Once per communicator (its topology does not change): the lists, and whether they map to one
@@ -1423,7 +1525,8 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
     const auto q = static_cast<std::size_t>(nb.sources[k]);
     nb.rc[q] = recvcounts[k], nb.rd[q] = rdispls[k];
   }
-  return exchange(comm, sendbuf, nb.sc.data(), nb.sd.data(), sendtype, recvbuf, nb.rc.data(), nb.rd.data(), recvtype, sendbuf != MPI_IN_PLACE, to_mpi);
+  return exchange_on(comm, s, sendbuf, nb.sc.data(), nb.sd.data(), sendtype, recvbuf, nb.rc.data(), nb.rd.data(), recvtype, sendbuf != MPI_IN_PLACE,
+                     to_mpi, true, -1, -1);
 }
 
 // The Fortran names, in each of the spellings Fortran compilers use (gfortran: lower case with one

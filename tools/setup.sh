@@ -2,13 +2,14 @@
 # Installs what commfit needs from Debian's packages (run as root on Debian 12): the build and
 # test dependencies, including what the tests drive (METIS and gmsh for `commfit extract`,
 # Chromium for the report's rendering test, SimGrid SMPI and Boost.Graph for the simulated and
-# planner-speed benchmarks and their smoke tests). `--bench` is accepted for compatibility.
+# planner-speed benchmarks and their smoke tests, mpi4py and numpy for the interposer's Python
+# test). `--bench` is accepted for compatibility.
 set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config python3
   libcli11-dev nlohmann-json3-dev libeigen3-dev doctest-dev libvalijson-dev libxxhash-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
   clang libclang-rt-14-dev
   libmetis-dev gmsh chromium
   libsimgrid-dev simgrid libboost-graph-dev
