@@ -4,8 +4,10 @@
 // called directly (plan_in_job with the interposer's default options), and (c) PMPI_Alltoallv,
 // MPI itself. (a) - (b) is the interposer's cost per call: finding the communicator's state and
 // trying the last pattern. Without LD_PRELOAD, (a) is MPI and the table says so.
+// --thread-multiple initialises MPI with MPI_THREAD_MULTIPLE (one thread calls): what the
+// interposer's thread safety and MPI's own locking cost, against a run without it.
 //
-//   mpirun -np 8 -x LD_PRELOAD=build/runtime/libcommfit_pmpi.so bench_pmpi [--blocks 9] [--bytes 256]
+//   mpirun -np 8 -x LD_PRELOAD=build/runtime/libcommfit_pmpi.so bench_pmpi [--blocks 9] [--bytes 256] [--thread-multiple]
 #include "runtime/in_job.hpp"
 #include "bench/mpi_timing.h"
 
@@ -25,7 +27,13 @@ using commfit::bench::time_block;
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const bool multiple = std::any_of(argv + 1, argv + argc, [](const char* a) { return !std::strcmp(a, "--thread-multiple"); });
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+  if (multiple && provided != MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "bench_pmpi: --thread-multiple: this MPI provides no MPI_THREAD_MULTIPLE\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   int rank = 0, p = 0, blocks = 9, bytes = 256;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -58,12 +66,13 @@ int main(int argc, char** argv) {
   for (auto* v : {&a, &b, &c}) std::sort(v->begin(), v->end());
   if (rank == 0) {
     const bool preloaded = std::getenv("LD_PRELOAD") && std::strstr(std::getenv("LD_PRELOAD"), "commfit_pmpi");
-    std::printf("bench_pmpi: %d ranks, messages of %d-%d bytes, %d blocks of %d calls (minimum / median, us per call)\n", p, bytes / 2,
-                bytes / 2 + bytes - 1, blocks, iters);
+    std::printf("bench_pmpi: %d ranks%s, messages of %d-%d bytes, %d blocks of %d calls (minimum / median, us per call)\n", p,
+                multiple ? " (MPI_THREAD_MULTIPLE)" : "", bytes / 2, bytes / 2 + bytes - 1, blocks, iters);
     std::printf("  MPI_Alltoallv%-24s %8.2f / %8.2f\n", preloaded ? " (interposed)" : " (no LD_PRELOAD)", 1e6 * a.front(), 1e6 * a[a.size() / 2]);
     std::printf("  executor, called directly           %8.2f / %8.2f\n", 1e6 * b.front(), 1e6 * b[b.size() / 2]);
     std::printf("  PMPI_Alltoallv (MPI itself)         %8.2f / %8.2f\n", 1e6 * c.front(), 1e6 * c[c.size() / 2]);
     std::printf("  interposer's cost per call          %8.2f us (minimum of interposed - minimum of direct)\n", 1e6 * (a.front() - b.front()));
+    std::printf("  interposed / MPI                    %8.3f (medians)\n", a[a.size() / 2] / c[c.size() / 2]);
   }
   MPI_Finalize();
   return 0;
