@@ -1,6 +1,6 @@
 // Typed reads of one JSON object's fields, every error naming the file and the field's place
-// (/cost/tau_s): the plan files' strict readers (backends/plan_dir.cpp) and the plan contract's
-// (ir/plan_contract.cpp).
+// (/cost/tau_s): the plan files' strict readers (backends/plan_dir.cpp), the plan contract's
+// (ir/plan_contract.cpp) and the machine file's (planner/machine_file.cpp).
 #pragma once
 
 #include "ir/error.h"
@@ -12,9 +12,19 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace commfit {
+
+class FileChunks;
+
+// A JSON document read strictly: nesting at most kMaxJsonDepth levels, no key twice in one object
+// (a DOM would keep the last silently), white space costing no memory (ir/json_input.h). Errors
+// are InputErrors naming `file` and the byte ("invalid JSON: ..."). The plan files' and the
+// machine file's readers.
+nlohmann::ordered_json parse_strict_json(FileChunks& in, const std::string& file);
+nlohmann::ordered_json parse_strict_json(std::string_view text, const std::string& file);
 
 // A non-negative integer: as parsed (unsigned, or "-0") or as built in memory (signed).
 inline bool json_natural(const nlohmann::ordered_json& v) {

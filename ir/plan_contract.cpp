@@ -34,7 +34,7 @@ constexpr const char* kAnalytic = "analytic (beyond the simulation's work limit)
 // The contract's keys, in the order they are written: "chosen" and "concurrency" lead (as they
 // always have), the strategy's provenance follows, then these and "candidates" last.
 constexpr const char* kLeading[] = {"chosen", "concurrency"};
-constexpr const char* kTrailing[] = {"tau_s", "bandwidth_Bps", "contention", "topology", "timing", "memory", "network", "overhead_s",
+constexpr const char* kTrailing[] = {"machine", "tau_s", "bandwidth_Bps", "contention", "topology", "timing", "memory", "network", "overhead_s",
                                      "eager_limit", "ib_factors", "link_latency_s", "window_bytes", "rtt_weight_bytes",
                                      "intra_latency_s", "intra_bandwidth_Bps", "estimate", "candidates"};
 
@@ -108,6 +108,7 @@ ordered_json contract_json(const PlanContract& c, const ordered_json& provenance
   if (c.contention == Contention::bounded) j["concurrency"] = c.per_port;
   for (const auto& [key, value] : provenance.items())
     if (!is_contract_key(key)) j[key] = value;
+  if (!c.machine.empty()) j["machine"] = c.machine;
   j["tau_s"] = c.tau_s;
   j["bandwidth_Bps"] = c.bandwidth_Bps;
   j["contention"] = to_string(c.contention);
@@ -170,6 +171,7 @@ PlanContract read_contract(const ordered_json& options, const std::string& file,
     c.timing = *timing == "async" ? Timing::async : Timing::synchronous;
   }
 
+  c.machine = r.maybe_string("machine").value_or("");
   c.tau_s = r.maybe_number("tau_s", 0).value_or(0);
   c.bandwidth_Bps = r.maybe_number("bandwidth_Bps", 0).value_or(0);
   NetworkOptions& n = c.network;

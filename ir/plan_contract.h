@@ -58,9 +58,10 @@ struct PlanContract {
   std::string topology;
   Timing timing = Timing::synchronous;
 
-  // The machine the estimate assumed: tau and bandwidth (0: not recorded), the network model with
-  // its overhead as resolved (sim_overhead_s), and the intra-node figures when `intra` (several
-  // ranks per node).
+  // The machine the estimate assumed: the machine file its figures came from ("" none), tau and
+  // bandwidth (0: not recorded), the network model with its overhead as resolved
+  // (sim_overhead_s), and the intra-node figures when `intra` (several ranks per node).
+  std::string machine;
   double tau_s = 0;
   double bandwidth_Bps = 0;
   NetworkOptions network;

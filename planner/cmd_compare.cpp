@@ -37,7 +37,7 @@ int run_compare(const CompareCommand& c) {
   o.threads = threads_or_default(c.threads);
   const MatrixFile in = read_matrix(c.matrix, c.input_format);
   apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
-  apply_network_flags(*c.network, o.cost.network);
+  apply_network_flags(*c.network, o);
   PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
   every.strategy = "auto";
   check_plan_memory(in.matrix, every, c.matrix, c.max_memory);

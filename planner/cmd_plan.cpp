@@ -5,6 +5,7 @@
 #include "ir/matrix_io.h"
 #include "planner/commands.h"
 #include "planner/file_defaults.h"
+#include "planner/machine_file.h"
 #include "planner/limits.h"
 #include "planner/network_options.h"
 #include "planner/pipeline.h"
@@ -168,7 +169,7 @@ int run_plan(const PlanCommand& c) {
   }
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
   apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
-  apply_network_flags(*c.network, o.cost.network);
+  apply_network_flags(*c.network, o);
   // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
   check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
   PlanReport report;
@@ -210,6 +211,7 @@ int run_plan(const PlanCommand& c) {
                 manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
                 cost.lower_bound_s > 0 ? cost.estimate_s / cost.lower_bound_s : 1.0,
                 static_cast<unsigned long long>(manifest.staging_bytes_max));
+    std::printf("  %s\n", machine_line(o).c_str());
   }
   return 0;
 }

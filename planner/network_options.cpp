@@ -1,4 +1,6 @@
 #include "planner/network_options.h"
+#include "planner/machine_file.h"
+#include "planner/plan_option.h"
 #include "planner/units.h"
 
 #include "ir/error.h"
@@ -30,6 +32,10 @@ const CLI::Validator kPositive = finite_at_least_zero(true);
 
 std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions& net) {
   auto flags = std::make_shared<NetworkFlags>();
+  flags->app = sub;
+  sub->add_option("--machine", flags->machine,
+                  "Machine file (commfit-calibrate's, docs/FORMAT.md \"Machine files\"): the network model's figures where no option "
+                  "gives them");
   sub->add_option("--network", flags->network,
                   "Network model plans are priced on: flow (max-min sharing of ports and links) or ib (plus SimGrid's InfiniBand "
                   "penalties for a node's concurrent flows)")
@@ -63,13 +69,21 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
   return flags;
 }
 
-void apply_network_flags(const NetworkFlags& flags, NetworkOptions& net) {
+void apply_network_flags(const NetworkFlags& flags, PlanOptions& o) {
+  NetworkOptions& net = o.cost.network;
   net.model = *parse_network(flags.network);   // CLI11 checked the name
-  if (flags.ib_option->count() == 0) return;
-  if (net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
-  const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);
-  if (!f) throw UsageError("--ib-factors \"" + flags.ib_factors + "\": expected three positive numbers Be,Bs,ys (e.g. 0.965,0.925,1.35)");
-  net.ib = *f;
+  if (flags.ib_option->count() > 0) {
+    if (net.model != Network::ib && flags.machine.empty()) throw UsageError("--ib-factors applies to --network ib only");
+    const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);
+    if (!f) throw UsageError("--ib-factors \"" + flags.ib_factors + "\": expected three positive numbers Be,Bs,ys (e.g. 0.965,0.925,1.35)");
+    net.ib = *f;
+  }
+  if (flags.machine.empty()) return;
+  std::vector<std::string> given;
+  for (const char* key : plan_option_keys())
+    if (const CLI::Option* option = flags.app->get_option_no_throw(std::string("--") + key); option && option->count() > 0) given.emplace_back(key);
+  apply_machine_file(read_machine_file(flags.machine), o, given);
+  if (flags.ib_option->count() > 0 && net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
 }
 
 }  // namespace commfit

@@ -129,6 +129,7 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
   if (passes.rules.memory) c.memory = m.memory;
   if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) c.topology = o.topology.spec();
   c.timing = s.timing;
+  c.machine = o.machine;
   c.tau_s = mf.cost.tau_s = o.cost.tau_s;
   c.bandwidth_Bps = mf.cost.bandwidth_Bps = o.cost.bandwidth_Bps;
   c.network = o.cost.network;

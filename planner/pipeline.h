@@ -29,6 +29,7 @@ struct PlanOptions {
   Topology topology;                   // the machine (default full: a crossbar)
   std::uint64_t seed = 1;
   CostOptions cost;
+  std::string machine;                 // the machine file `cost` was read from (planner/machine_file.h); "" none
   // Run the verifier after every schedule-producing pass (also on without this flag in builds
   // without NDEBUG and where COMMFIT_VERIFY_EACH is set: verify_each_by_default()).
   bool verify_each = false;

@@ -10,6 +10,7 @@
 #include "ir/matrix_io.h"
 #include "ir/network_sim.h"
 #include "planner/limits.h"
+#include "planner/machine_file.h"
 #include "planner/near_miss.h"
 #include "planner/plan_option.h"
 #include "planner/units.h"
@@ -31,7 +32,7 @@ namespace commfit::exec {
 namespace {
 
 // The keys of in-job planning besides the planning options (planner/plan_option.h).
-constexpr const char* kInJobKeys[] = {"memory", "keep", "root"};
+constexpr const char* kInJobKeys[] = {"memory", "keep", "root", "machine"};
 
 // Frees the planning's own duplicate of the communicator on every way out.
 struct CommGuard {
@@ -150,6 +151,7 @@ std::vector<std::pair<std::string, std::string>> argument_fields(const InJobOpti
           {"memory", std::to_string(o.memory_per_rank) + "/" + memory},
           {"topology", p.topology.spec() + (o.detect_nodes ? " (nodes detected)" : "")},
           {"seed", std::to_string(p.seed)},
+          {"machine", p.machine},
           {"network", to_string(n.model)},
           {"tau", num(p.cost.tau_s)},
           {"bandwidth", num(p.cost.bandwidth_Bps)},
@@ -204,6 +206,9 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
     if (bytes > 0x1p62) throw UsageError(key + "=" + value + ": more than 4 EiB");
     o.memory_per_rank = static_cast<std::int64_t>(bytes);
     o.given.push_back(key);
+  } else if (key == "machine") {
+    // The file's figures for every option not given, before or after it (each later key sets its own).
+    apply_machine_file(read_machine_file(value), o.plan, o.given);
   } else if (key == "keep") o.keep = value;
   else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(option_whole(key, value, "a rank"), INT_MAX));
   else {

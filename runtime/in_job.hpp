@@ -48,8 +48,9 @@ int detect_ranks_per_node(MPI_Comm comm);
 // interposer's COMMFIT_* variables use the same keys): strategy, algorithm, variant, method,
 // concurrency, max-outstanding, chunk, memory (per rank, with a unit: 8MiB), topology (which also
 // turns off detect_nodes), network (flow | ib), tau, bandwidth, overhead (with units), seed, keep,
-// root. Throws UsageError naming
-// an unknown key (with a suggestion) or a bad value.
+// root, machine (a machine file, planner/machine_file.h: its figures where no key gives one, read
+// on the calling rank). Throws UsageError naming an unknown key (with a suggestion) or a bad
+// value, InputError for a machine file that cannot be read or is not one.
 InJobOptions parse_in_job_options(const std::string& spec);
 
 // Applies one key=value to `o` (what parse_in_job_options does for each word).

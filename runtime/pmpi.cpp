@@ -366,7 +366,7 @@ void say(const char* fmt, const std::string& text) {
 constexpr const char* kVariables[] = {"COMMFIT_PMPI",        "COMMFIT_THRESHOLD", "COMMFIT_MAX_PLANS", "COMMFIT_ADAPT",
                                       "COMMFIT_ADAPT_SLACK", "COMMFIT_CHECK",     "COMMFIT_SPECULATE", "COMMFIT_PLAN",      "COMMFIT_PLAN_BUDGET",
                                       "COMMFIT_RECORD",      "COMMFIT_RECORD_FORCE", "COMMFIT_PLAN_THREAD", "COMMFIT_THREAD_MULTIPLE", "COMMFIT_PLAN_AFTER", "COMMFIT_OPTIONS",   "COMMFIT_STRATEGY",  "COMMFIT_TOPOLOGY",
-                                      "COMMFIT_NETWORK"};
+                                      "COMMFIT_NETWORK",     "COMMFIT_MACHINE"};
 constexpr const char* kVerbose = "COMMFIT_VERBOSE";
 
 const char* env(const char* name) {
@@ -470,6 +470,14 @@ void read_config() {
           throw commfit::UsageError(std::string(name) + ": " + e.what());
         }
       }
+    // The machine file last: its figures apply where no variable gave one.
+    if (const char* v = env("COMMFIT_MACHINE")) {
+      try {
+        commfit::exec::set_in_job_option(config.options, "machine", v);
+      } catch (const std::exception& e) {
+        throw commfit::UsageError(std::string("COMMFIT_MACHINE: ") + e.what());
+      }
+    }
     // A strategy or option value the planner would refuse is refused now, not once per pattern.
     try {
       commfit::exec::check_in_job_options(config.options);

@@ -13,6 +13,7 @@
 #include "ir/comm_matrix.h"
 #include "ir/error.h"
 #include "ir/matrix_io.h"
+#include "planner/machine_file.h"
 
 #include <doctest/doctest.h>
 
@@ -96,6 +97,7 @@ const Schema& compare_schema() { static const Schema s("compare.schema.json"); r
 const Schema& verify_schema() { static const Schema s("verify.schema.json"); return s; }
 const Schema& plan_summary_schema() { static const Schema s("plan-summary.schema.json"); return s; }
 const Schema& show_schema() { static const Schema s("show.schema.json"); return s; }
+const Schema& machine_schema() { static const Schema s("machine.schema.json"); return s; }
 
 // nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
 // anything else escaping a loader is a bug and fails the test.
@@ -113,6 +115,7 @@ void load_matrix_json(const std::string& text, const std::string& file) { commfi
 void load_matrix_market(const std::string& text, const std::string& file) { commfit::parse_matrix_market(text, file); }
 void load_manifest(const std::string& text, const std::string& file) { commfit::parse_manifest(text, file); }
 void load_rank(const std::string& text, const std::string& file) { commfit::parse_rank_schedule(text, file); }
+void load_machine(const std::string& text, const std::string& file) { commfit::parse_machine_file(text, file); }
 
 // Schema-valid matrix fixtures the loader must reject, and why no schema can say so.
 const std::map<std::string, std::string> kMatrixLoaderOnly = {
@@ -127,6 +130,15 @@ const std::map<std::string, std::string> kMatrixLoaderOnly = {
     {"duplicate_field.json", "a field given twice: the JSON parser keeps the last one, the schema never sees both"},
     {"ranks_over_limit.json", "more ranks than kMaxRanks (2^24): a plan needs memory and a file per rank (found by fuzz_matrix_json)"},
     {"too_deep.json", "nesting deeper than the loader's kMaxJsonDepth (64) inside the free-form topology object"},
+};
+
+// Schema-valid machine fixtures the loader must reject, and why.
+const std::map<std::string, std::string> kMachineLoaderOnly = {
+    {"overhead_above_half_tau.json", "overhead_s at most tau_s / 2: the bound is another field's value"},
+    {"ib_factors_negative.json", "the factors must be positive numbers: a pattern cannot read numbers in a string"},
+    {"ib_factors_with_flow.json", "ib_factors only with network ib: a rule between two fields"},
+    {"duplicate_field.json", "a field given twice: the JSON parser keeps the last one, the schema never sees both"},
+    {"too_deep.json", "nesting deeper than the loader's kMaxJsonDepth (64) inside the free-form calibration object"},
 };
 
 // Schema-valid plan fixtures the loaders must reject, and why.
@@ -211,7 +223,8 @@ void check_strict(const json& node, const std::string& where, int& objects) {
 
 TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
   for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json", "stats.schema.json",
-                           "compare.schema.json", "verify.schema.json", "plan-summary.schema.json", "show.schema.json"}) {
+                           "compare.schema.json", "verify.schema.json", "plan-summary.schema.json", "show.schema.json",
+                           "machine.schema.json"}) {
     INFO(name);
     const json doc = json::parse(slurp(kRoot / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
@@ -232,6 +245,20 @@ TEST_CASE("matrix fixtures: the loader and matrix.schema.json give the same verd
   check_fixtures(good, bad, kMatrixLoaderOnly, [](const std::string&) -> const Schema& { return matrix_schema(); },
                  load_matrix_json);
   for (const auto& [name_, why_] : kMatrixLoaderOnly) {
+    const auto& name = name_; const auto& why = why_;
+    INFO(name, ": ", why);
+    CHECK(fs::exists(dir / "bad" / name));
+  }
+}
+
+TEST_CASE("machine fixtures: the loader and machine.schema.json give the same verdict") {
+  const fs::path dir = kRoot / "tests/fixtures/machine";
+  const auto good = files_in(dir / "good", ".json");
+  const auto bad = files_in(dir / "bad", ".json");
+  REQUIRE(good.size() >= 3);
+  REQUIRE(bad.size() >= 25);
+  check_fixtures(good, bad, kMachineLoaderOnly, [](const std::string&) -> const Schema& { return machine_schema(); }, load_machine);
+  for (const auto& [name_, why_] : kMachineLoaderOnly) {
     const auto& name = name_; const auto& why = why_;
     INFO(name, ": ", why);
     CHECK(fs::exists(dir / "bad" / name));

@@ -18,6 +18,7 @@
 
 #include <climits>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <tuple>
 
@@ -255,6 +256,29 @@ int main(int argc, char** argv) {
     chk.check(n.model == Network::ib && n.ib.be == 0.9 && n.link_latency_s > 0.99e-7 && n.link_latency_s < 1.01e-7 && n.window_bytes == 4194304 &&
                   n.rtt_weight_bytes == 8775 && n.intra_bandwidth_Bps == 5e9 && n.eager_limit == 8192 && net.plan.steps == "2" && !net.detect_nodes,
               "network options by name");
+    // machine=FILE: the file's figures where no key gives one, before or after it; a plan made with
+    // it records the file; a bad file is refused through the C API's agreement on every rank.
+    {
+      int pid = static_cast<int>(::getpid());   // rank 0's names the file every rank reads
+      MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      const std::filesystem::path file = std::filesystem::temp_directory_path() / ("commfit-in-job-machine-" + std::to_string(pid) + ".json");
+      if (rank == 0)
+        std::ofstream(file) << R"({"format": "commfit-machine", "version": 1, "network": "ib", "tau_s": 3e-6, "bandwidth_Bps": 2e10})";
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (const std::string spec : {"tau=1us machine=" + file.string(), "machine=" + file.string() + " tau=1us"}) {
+        const exec::InJobOptions o = exec::parse_in_job_options(spec);
+        chk.check(o.plan.cost.tau_s == 1e-6 && o.plan.cost.bandwidth_Bps == 2e10 && o.plan.cost.network.model == Network::ib &&
+                      o.plan.machine == file.string(),
+                  "machine= with tau given: " + spec);
+      }
+      commfit_exec_t bad = nullptr;
+      const std::string spec = "machine=" + file.string() + ".missing";
+      chk.check(commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), 1, spec.c_str(), nullptr, &bad) == COMMFIT_EXEC_ERR_USAGE && !bad &&
+                    std::string(commfit_exec_last_error()).find(".missing") != std::string::npos,
+                std::string("a missing machine file: ") + commfit_exec_last_error());
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank == 0) std::filesystem::remove(file);
+    }
     commfit_exec_t cex = nullptr;
     chk.check(commfit_exec_plan(MPI_COMM_WORLD, sc.data(), rc.data(), 1, "strategy", nullptr, &cex) == COMMFIT_EXEC_ERR_USAGE && !cex,
               std::string("commfit_exec_plan with a bad option string: ") + commfit_exec_last_error());
