@@ -1,6 +1,7 @@
 # Installation (docs/EXECUTOR.md, "Building against an installed commfit"), included by the
 # top-level CMakeLists.txt after every library target exists:
 #   bin/commfit                          the planner CLI
+#   bin/commfit-calibrate                measures the machine, writes a machine file (an MPI program)
 #   lib/libcommfit_{ir,planner,workloads,exec,exec_fortran,runtime}.a
 #   lib/libcommfit_pmpi.so               the PMPI interposer (LD_PRELOAD, or link it before MPI)
 #   include/commfit/commfit_exec.{h,hpp}, migrate.hpp   the executor: <commfit/commfit_exec.hpp>
@@ -16,6 +17,9 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS commfit RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET commfit-calibrate)
+  install(TARGETS commfit-calibrate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 set_target_properties(commfit_ir PROPERTIES EXPORT_NAME ir)
 set_target_properties(commfit_planner PROPERTIES EXPORT_NAME planner)

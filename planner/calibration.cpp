@@ -1,0 +1,127 @@
+#include "planner/calibration.h"
+
+#include "ir/comm_matrix.h"
+#include "ir/network_sim.h"
+#include "planner/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace commfit {
+
+LineFit fit_line(std::span<const PingPong> points) {
+  // Weighted least squares of t = a + b x with weights 1 / t^2: the relative errors.
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const PingPong& p : points) {
+    const double w = 1 / (p.one_way_s * p.one_way_s), x = static_cast<double>(p.bytes), y = p.one_way_s;
+    sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
+  }
+  const double det = sw * sxx - sx * sx;
+  LineFit f;
+  const double slope = det > 0 ? (sw * sxy - sx * sy) / det : 0;
+  f.start_s = det > 0 ? (sy - slope * sx) / sw : sy / sw;
+  f.bandwidth_Bps = slope > 0 ? 1 / slope : std::numeric_limits<double>::infinity();
+  for (const PingPong& p : points) {
+    const double model = f.start_s + (slope > 0 ? static_cast<double>(p.bytes) * slope : 0);
+    f.error = std::max(f.error, std::abs(model - p.one_way_s) / p.one_way_s);
+  }
+  return f;
+}
+
+PingPongFit fit_ping_pong(std::span<const PingPong> points) {
+  std::vector<PingPong> sorted(points.begin(), points.end());
+  std::sort(sorted.begin(), sorted.end(), [](const PingPong& a, const PingPong& b) { return a.bytes < b.bytes; });
+  PingPongFit best;
+  best.small = best.large = fit_line(sorted);
+  best.error = best.small.error;
+  const double one_line = best.error;
+  const std::span<const PingPong> all(sorted);
+  for (std::size_t k = 2; k + 2 <= sorted.size(); ++k) {
+    const LineFit below = fit_line(all.first(k)), above = fit_line(all.subspan(k));
+    const double error = std::max(below.error, above.error);
+    if (error < best.error && error < one_line / 2) {
+      best.small = below, best.large = above, best.error = error;
+      best.eager_limit = sorted[k].bytes;   // the first size sent by rendezvous
+    }
+  }
+  return best;
+}
+
+const char* to_string(FlowKind k) {
+  switch (k) {
+    case FlowKind::incast: return "incast";
+    case FlowKind::outcast: return "outcast";
+    case FlowKind::hot: return "hot";
+  }
+  return "?";
+}
+
+int trial_ends(const FlowTrial& t) { return t.kind == FlowKind::hot ? 2 * t.flows : t.flows; }
+
+namespace {
+
+// The trial's plan, every message posted at once.
+Plan trial_plan(const FlowTrial& t) {
+  std::vector<Message> messages;
+  for (Rank r = 1; r <= t.flows; ++r) {
+    if (t.kind == FlowKind::outcast) messages.push_back({0, r, t.bytes});
+    else messages.push_back({r, 0, t.bytes});
+    if (t.kind == FlowKind::hot) messages.push_back({r, r + t.flows, t.bytes * static_cast<Bytes>(t.flows)});
+  }
+  PlanOptions o;
+  o.strategy = "async";
+  return make_plan(make_matrix(trial_ends(t) + 1, std::move(messages)), o);
+}
+
+double relative_error(double model, double measured) { return std::abs(model - measured) / measured; }
+
+}  // namespace
+
+double model_trial_s(const FlowTrial& t, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+  return simulate_plan(trial_plan(t), tau_s, bandwidth_Bps, net, Topology()).seconds;
+}
+
+double model_error(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+  double error = 0;
+  for (const FlowTrial& t : trials) error = std::max(error, relative_error(model_trial_s(t, tau_s, bandwidth_Bps, net), t.seconds));
+  return error;
+}
+
+IbFit fit_ib_factors(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+  std::vector<Plan> plans;
+  for (const FlowTrial& t : trials) plans.push_back(trial_plan(t));
+  NetworkOptions ib = net;
+  ib.model = Network::ib;
+  auto cost = [&](const IbFactors& f) {
+    ib.ib = f;
+    double sum = 0;
+    for (std::size_t k = 0; k < trials.size(); ++k) {
+      const double r = std::log(simulate_plan(plans[k], tau_s, bandwidth_Bps, ib, Topology()).seconds / trials[k].seconds);
+      sum += r * r;
+    }
+    return sum;
+  };
+  // Be and Bs over a grid of their plausible range (SimGrid's examples: 0.965, 0.925), then finer
+  // grids around the best, each a quarter of the step before. ys applies only to a sender whose
+  // receivers have more than two flows in, which neither trial has: it keeps SimGrid's value.
+  IbFactors best = net.ib;
+  double best_cost = cost(best);
+  IbFactors centre{1.0, 1.0, net.ib.ys};
+  double step = 0.1;
+  int half = 8;
+  for (int round = 0; round < 4; ++round) {
+    for (int a = -half; a <= half; ++a)
+      for (int b = -half; b <= half; ++b) {
+        const IbFactors f{centre.be + a * step, centre.bs + b * step, centre.ys};
+        if (f.be <= 0 || f.bs <= 0) continue;
+        const double v = cost(f);
+        if (v < best_cost) best_cost = v, best = f;
+      }
+    centre = best, step /= 4, half = 4;
+  }
+  ib.ib = best;
+  return {best, model_error(trials, tau_s, bandwidth_Bps, ib)};
+}
+
+}  // namespace commfit

@@ -1,0 +1,83 @@
+// Fitting the network model to measurements (commfit-calibrate, runtime/calibrate.cpp, measures;
+// this fits, without MPI, so that tests can feed it the model's own times): ping-pong times to a
+// start-up time, a bandwidth and an eager limit; concurrent flows into one receiver and out of one
+// sender to the InfiniBand penalty factors, by simulating the same experiments (ir/network_sim.h)
+// and keeping the factors whose times are nearest the measured ones.
+#pragma once
+
+#include "ir/network_options.h"
+#include "ir/types.h"
+
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace commfit {
+
+// One message size of a ping-pong: half the round trip, the median over blocks.
+struct PingPong {
+  Bytes bytes = 0;
+  double one_way_s = 0;
+};
+
+// t(bytes) = start_s + bytes / bandwidth_Bps over some sizes; `error` is the largest relative
+// difference between the line and a measured time.
+struct LineFit {
+  double start_s = 0;
+  double bandwidth_Bps = 0;
+  double error = 0;
+};
+
+// The least-squares line through the points, each weighted by 1 / its time (relative errors).
+// Needs two sizes or more; a slope <= 0 (times that do not grow) gives bandwidth +inf.
+LineFit fit_line(std::span<const PingPong> points);
+
+// A ping-pong curve as the model reads it: messages below `eager_limit` (eager) take
+// `small.start_s` + bytes / `small.bandwidth_Bps`, larger ones (rendezvous) `large`'s. The break
+// is where two lines (each over two sizes or more) fit best; when no break halves the one line's
+// error, there is none to see (eager_limit unset) and `small` and `large` are that one line.
+struct PingPongFit {
+  LineFit small, large;
+  std::optional<Bytes> eager_limit;
+  double error = 0;   // the larger of the two lines' errors
+};
+PingPongFit fit_ping_pong(std::span<const PingPong> points);
+
+// Concurrent flows, every end a node of its own, and the time from the start until the last byte
+// arrived: k flows of `bytes` into one receiver (incast); k out of one sender (outcast); k senders
+// each sending `bytes` to one hot receiver and k x `bytes` to a receiver of its own (hot: while the
+// hot receiver has more than two flows in, each sender's two flows out pay the InfiniBand model's
+// 2 Bs ys, which slows the larger flow that ends the trial).
+enum class FlowKind { incast, outcast, hot };
+const char* to_string(FlowKind k);
+
+struct FlowTrial {
+  int flows = 1;
+  FlowKind kind = FlowKind::incast;
+  Bytes bytes = 0;
+  double seconds = 0;
+};
+
+// Nodes a trial needs besides the centre (rank 0): k, or 2k for hot.
+int trial_ends(const FlowTrial& t);
+
+// The model's time for a trial: its nodes of one rank on a crossbar (the centre rank 0, the
+// senders or receivers 1..k, hot's own receivers k+1..2k), every message posted at once, priced by
+// simulate_plan with these figures.
+double model_trial_s(const FlowTrial& t, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+
+// The model's largest relative error over the trials (0 when there are none).
+double model_error(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+
+// The InfiniBand penalty factors (network ib) whose simulated trials are nearest the measured
+// ones (least squares of the log ratios, over a grid and then refined), and their error. Be and
+// Bs are fitted, ys kept at net.ib's: the hot trial shows only the product Bs ys, and a factor
+// whose penalty never binds (Be or Bs below 1 in incast and outcast: the fair share is lower)
+// leaves every time as it is and keeps net.ib's value.
+struct IbFit {
+  IbFactors factors;
+  double error = 0;
+};
+IbFit fit_ib_factors(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+
+}  // namespace commfit
