@@ -2,7 +2,11 @@
 // "Benchmarks"; results in docs/EXECUTOR.md). A benchmark, not a test: it prints a table and
 // optionally writes a CSV; correctness is checked once per method before timing.
 //
-//   mpirun -np 8 bench_exec [--blocks 7] [--csv FILE] [--sizes 64,1048576] [--degree 3]
+//   mpirun -np 8 bench_exec [--blocks 7] [--csv FILE] [--sizes 64,1048576] [--degree 3] [--machine FILE]
+//
+// Under each case the plan's estimate is printed beside the executor's measured time: the network
+// model's, priced with the figures of a machine file (commfit-calibrate's, --machine) or the
+// defaults.
 //
 // Cases: dense (every rank sends to every other rank) and sparse (every rank sends to and
 // receives from `degree` random ranks, Ranka-Wang §7.1's uniform pattern), each message of the
@@ -13,6 +17,7 @@
 // minimum over blocks; ratios use the minimum, the least disturbed by other load on the machine.
 #include "backends/exec/commfit_exec.hpp"
 #include "bench/mpi_timing.h"
+#include "planner/machine_file.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
 
@@ -23,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +41,7 @@ struct Args {
   int degree = 3;
   std::vector<Bytes> sizes = {64, Bytes{1} << 20};
   std::string csv;
+  std::string machine;
 };
 
 struct Method {
@@ -57,16 +64,27 @@ int main(int argc, char** argv) {
     if (s == "--blocks" && k + 1 < argc) a.blocks = std::atoi(argv[++k]);
     else if (s == "--degree" && k + 1 < argc) a.degree = std::atoi(argv[++k]);
     else if (s == "--csv" && k + 1 < argc) a.csv = argv[++k];
+    else if (s == "--machine" && k + 1 < argc) a.machine = argv[++k];
     else if (s == "--sizes" && k + 1 < argc) {
       a.sizes.clear();
       for (char* p = std::strtok(argv[++k], ","); p; p = std::strtok(nullptr, ",")) a.sizes.push_back(std::strtoull(p, nullptr, 10));
     } else {
-      if (rank == 0) std::fprintf(stderr, "usage: bench_exec [--blocks N] [--degree D] [--sizes B,B,...] [--csv FILE]\n");
+      if (rank == 0) std::fprintf(stderr, "usage: bench_exec [--blocks N] [--degree D] [--sizes B,B,...] [--csv FILE] [--machine FILE]\n");
       MPI_Finalize();
       return 2;
     }
   }
   a.degree = std::min(a.degree, size - 1);
+  std::optional<MachineFile> machine;
+  if (!a.machine.empty()) {
+    try {
+      machine = read_machine_file(a.machine);
+    } catch (const std::exception& e) {
+      if (rank == 0) std::fprintf(stderr, "bench_exec: %s\n", e.what());
+      MPI_Finalize();
+      return 2;
+    }
+  }
 
   std::FILE* csv = rank == 0 && !a.csv.empty() ? std::fopen(a.csv.c_str(), "w") : nullptr;
   if (csv) std::fprintf(csv, "case,bytes,method,median_s,min_s,ratio_alltoallv,ratio_ac\n");
@@ -83,6 +101,7 @@ int main(int argc, char** argv) {
       const CommMatrix m = gen_uniform(size, is_dense ? size - 1 : a.degree, bytes, 42);
       PlanOptions po;
       if (std::strcmp(pattern, "dense 2-stage") == 0) po.strategy = "two-stage";
+      if (machine) apply_machine_file(*machine, po, {});
       const Plan plan = make_plan(m, po);
       std::vector<int> sc(size), sd(size), rc(size), rd(size);
       int stotal = 0, rtotal = 0;
@@ -156,7 +175,9 @@ int main(int argc, char** argv) {
             std::fprintf(csv, "%s,%llu,%s,%.9g,%.9g,%.4f,%.4f\n", pattern, static_cast<unsigned long long>(bytes),
                          methods[k].name.c_str(), med[k], low[k], low[k] / low[0], low[k] / low[1]);
         }
-        std::printf("%-13s %9s  (%u phases, %d iterations per block)\n\n", "", "", plan.manifest.phases, iters);
+        std::printf("%-13s %9s  (%u phases, %d iterations per block; the model's estimate %.1f us, exec post-all / estimate %.2f; %s)\n\n",
+                    "", "", plan.manifest.phases, iters, plan.manifest.cost.estimate_s * 1e6, low[2] / plan.manifest.cost.estimate_s,
+                    machine_line(po).c_str());
       }
     }
   }
