@@ -1,6 +1,7 @@
 #include "planner/calibration.h"
 
 #include "ir/comm_matrix.h"
+#include "ir/error.h"
 #include "ir/network_sim.h"
 #include "planner/pipeline.h"
 
@@ -61,43 +62,56 @@ int trial_ends(const FlowTrial& t) { return t.kind == FlowKind::hot ? 2 * t.flow
 
 namespace {
 
-// The trial's plan, every message posted at once.
-Plan trial_plan(const FlowTrial& t) {
+// The trial's plan where it ran, every message posted at once.
+Plan trial_plan(const FlowTrial& t, const TrialPlace& place) {
+  const bool own = place.rank_of.empty();
+  if (!own && static_cast<int>(place.rank_of.size()) < trial_ends(t) + 1)
+    throw UsageError("a flow trial of " + std::to_string(trial_ends(t) + 1) + " nodes placed on " + std::to_string(place.rank_of.size()));
+  auto at = [&](int node) { return own ? static_cast<Rank>(node) : place.rank_of[static_cast<std::size_t>(node)]; };
   std::vector<Message> messages;
-  for (Rank r = 1; r <= t.flows; ++r) {
-    if (t.kind == FlowKind::outcast) messages.push_back({0, r, t.bytes});
-    else messages.push_back({r, 0, t.bytes});
-    if (t.kind == FlowKind::hot) messages.push_back({r, r + t.flows, t.bytes * static_cast<Bytes>(t.flows)});
+  for (int r = 1; r <= t.flows; ++r) {
+    if (t.kind == FlowKind::outcast) messages.push_back({at(0), at(r), t.bytes});
+    else messages.push_back({at(r), at(0), t.bytes});
+    if (t.kind == FlowKind::hot) messages.push_back({at(r), at(r + t.flows), t.bytes * static_cast<Bytes>(t.flows)});
   }
+  std::sort(messages.begin(), messages.end(), [](const Message& a, const Message& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
   PlanOptions o;
   o.strategy = "async";
-  return make_plan(make_matrix(trial_ends(t) + 1, std::move(messages)), o);
+  if (!own) o.topology = place.topology;
+  return make_plan(make_matrix(own ? trial_ends(t) + 1 : place.ranks, std::move(messages)), o);
+}
+
+const Topology& topology_of(const TrialPlace& place) {
+  static const Topology full;
+  return place.rank_of.empty() ? full : place.topology;
 }
 
 double relative_error(double model, double measured) { return std::abs(model - measured) / measured; }
 
 }  // namespace
 
-double model_trial_s(const FlowTrial& t, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
-  return simulate_plan(trial_plan(t), tau_s, bandwidth_Bps, net, Topology()).seconds;
+double model_trial_s(const FlowTrial& t, const TrialPlace& place, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+  return simulate_plan(trial_plan(t, place), tau_s, bandwidth_Bps, net, topology_of(place)).seconds;
 }
 
-double model_error(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+double model_error(std::span<const FlowTrial> trials, const TrialPlace& place, double tau_s, double bandwidth_Bps,
+                   const NetworkOptions& net) {
   double error = 0;
-  for (const FlowTrial& t : trials) error = std::max(error, relative_error(model_trial_s(t, tau_s, bandwidth_Bps, net), t.seconds));
+  for (const FlowTrial& t : trials) error = std::max(error, relative_error(model_trial_s(t, place, tau_s, bandwidth_Bps, net), t.seconds));
   return error;
 }
 
-IbFit fit_ib_factors(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net) {
+IbFit fit_ib_factors(std::span<const FlowTrial> trials, const TrialPlace& place, double tau_s, double bandwidth_Bps,
+                     const NetworkOptions& net) {
   std::vector<Plan> plans;
-  for (const FlowTrial& t : trials) plans.push_back(trial_plan(t));
+  for (const FlowTrial& t : trials) plans.push_back(trial_plan(t, place));
   NetworkOptions ib = net;
   ib.model = Network::ib;
   auto cost = [&](const IbFactors& f) {
     ib.ib = f;
     double sum = 0;
     for (std::size_t k = 0; k < trials.size(); ++k) {
-      const double r = std::log(simulate_plan(plans[k], tau_s, bandwidth_Bps, ib, Topology()).seconds / trials[k].seconds);
+      const double r = std::log(simulate_plan(plans[k], tau_s, bandwidth_Bps, ib, topology_of(place)).seconds / trials[k].seconds);
       sum += r * r;
     }
     return sum;
@@ -121,7 +135,7 @@ IbFit fit_ib_factors(std::span<const FlowTrial> trials, double tau_s, double ban
     centre = best, step /= 4, half = 4;
   }
   ib.ib = best;
-  return {best, model_error(trials, tau_s, bandwidth_Bps, ib)};
+  return {best, model_error(trials, place, tau_s, bandwidth_Bps, ib)};
 }
 
 }  // namespace commfit

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/network_options.h"
+#include "ir/topology.h"
 #include "ir/types.h"
 
 #include <optional>
@@ -58,16 +59,25 @@ struct FlowTrial {
   double seconds = 0;
 };
 
-// Nodes a trial needs besides the centre (rank 0): k, or 2k for hot.
+// Nodes a trial needs besides the centre: k, or 2k for hot.
 int trial_ends(const FlowTrial& t);
 
-// The model's time for a trial: its nodes of one rank on a crossbar (the centre rank 0, the
-// senders or receivers 1..k, hot's own receivers k+1..2k), every message posted at once, priced by
+// Where the trials ran: the rank of each trial node (node 0 the centre; the senders or receivers
+// 1..k; hot's own receivers k+1..2k) among `ranks` ranks on `topology`. Empty `rank_of`: the
+// trial's nodes alone, ranks 0..ends on a crossbar.
+struct TrialPlace {
+  std::vector<Rank> rank_of;
+  Rank ranks = 0;
+  Topology topology;
+};
+
+// The model's time for a trial: every message posted at once where it ran, priced by
 // simulate_plan with these figures.
-double model_trial_s(const FlowTrial& t, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+double model_trial_s(const FlowTrial& t, const TrialPlace& place, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
 
 // The model's largest relative error over the trials (0 when there are none).
-double model_error(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+double model_error(std::span<const FlowTrial> trials, const TrialPlace& place, double tau_s, double bandwidth_Bps,
+                   const NetworkOptions& net);
 
 // The InfiniBand penalty factors (network ib) whose simulated trials are nearest the measured
 // ones (least squares of the log ratios, over a grid and then refined), and their error. Be and
@@ -78,6 +88,7 @@ struct IbFit {
   IbFactors factors;
   double error = 0;
 };
-IbFit fit_ib_factors(std::span<const FlowTrial> trials, double tau_s, double bandwidth_Bps, const NetworkOptions& net);
+IbFit fit_ib_factors(std::span<const FlowTrial> trials, const TrialPlace& place, double tau_s, double bandwidth_Bps,
+                     const NetworkOptions& net);
 
 }  // namespace commfit

@@ -54,6 +54,7 @@ using json = nlohmann::ordered_json;
 struct Settings {
   std::string output = "machine.json";
   std::string name;
+  std::string topology;   // the machine's, for pricing the flow trials where they ran ("": a crossbar)
   int blocks = 9;
   bool quick = false;
 };
@@ -179,20 +180,30 @@ Sample flows(const std::vector<int>& ends, const commfit::FlowTrial& trial, cons
   std::vector<char> buf(total, 1);
   std::vector<MPI_Request> req(mine.size(), MPI_REQUEST_NULL);
   std::vector<double> times;
-  for (int b = 0; b < s.blocks + 1; ++b) {
-    barrier(mine.empty());
-    const double t = MPI_Wtime();
-    for (std::size_t j = 0; j < mine.size(); ++j) {
-      char* at = buf.data() + mine[j].at;
-      if (mine[j].sending) MPI_Isend(at, mine[j].bytes, MPI_BYTE, mine[j].peer, 2, MPI_COMM_WORLD, &req[j]);
-      else MPI_Irecv(at, mine[j].bytes, MPI_BYTE, mine[j].peer, 2, MPI_COMM_WORLD, &req[j]);
+  // The trial's ranks start together (a barrier of their own: a rank that sleeps at a barrier
+  // would let them leave it far apart); the others sleep at the world's until they are done.
+  MPI_Comm group = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, mine.empty() ? MPI_UNDEFINED : 0, rank, &group);
+  if (group != MPI_COMM_NULL) {
+    for (int b = 0; b < s.blocks + 1; ++b) {
+      MPI_Barrier(group);
+      const double t = MPI_Wtime();
+      for (std::size_t j = 0; j < mine.size(); ++j) {
+        char* at = buf.data() + mine[j].at;
+        if (mine[j].sending) MPI_Isend(at, mine[j].bytes, MPI_BYTE, mine[j].peer, 2, MPI_COMM_WORLD, &req[j]);
+        else MPI_Irecv(at, mine[j].bytes, MPI_BYTE, mine[j].peer, 2, MPI_COMM_WORLD, &req[j]);
+      }
+      MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+      double took = MPI_Wtime() - t, slowest = 0;
+      MPI_Allreduce(&took, &slowest, 1, MPI_DOUBLE, MPI_MAX, group);
+      if (b > 0) times.push_back(slowest);
     }
-    MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
-    double took = mine.empty() ? 0 : MPI_Wtime() - t, slowest = 0;
-    MPI_Allreduce(&took, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (b > 0) times.push_back(slowest);
+    MPI_Comm_free(&group);
   }
-  return summarise(times);
+  barrier(mine.empty());
+  Sample out = rank == 0 ? summarise(times) : Sample{};   // rank 0 is in every trial
+  MPI_Bcast(&out, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return out;
 }
 
 Sample allreduce(const Settings& s) {
@@ -368,15 +379,23 @@ int run(const Settings& s) {
     commfit::NetworkOptions flow;
     flow.overhead_s = overhead;
     if (net.eager_limit) flow.eager_limit = *net.eager_limit;
-    const double flow_error = commfit::model_error(trials, tau, bandwidth, flow);
-    const commfit::IbFit ib = commfit::fit_ib_factors(trials, tau, bandwidth, flow);
+    // The trials priced where they ran: on the given topology (world ranks), or on a crossbar.
+    commfit::TrialPlace place;
+    if (!s.topology.empty()) {
+      place.rank_of.push_back(0);
+      for (const int h : heads) place.rank_of.push_back(static_cast<commfit::Rank>(h));
+      place.ranks = size;
+      place.topology = commfit::Topology::parse(s.topology);
+    }
+    const double flow_error = commfit::model_error(trials, place, tau, bandwidth, flow);
+    const commfit::IbFit ib = commfit::fit_ib_factors(trials, place, tau, bandwidth, flow);
     // The InfiniBand model when its penalties explain the flows clearly better.
     if (ib.error < flow_error / 1.5) model = "ib";
     for (std::size_t k = 0; k < trials.size(); ++k) {
-      rows[k]["flow_model_s"] = commfit::model_trial_s(trials[k], tau, bandwidth, flow);
+      rows[k]["flow_model_s"] = commfit::model_trial_s(trials[k], place, tau, bandwidth, flow);
       commfit::NetworkOptions with = flow;
       with.model = commfit::Network::ib, with.ib = ib.factors;
-      rows[k]["ib_model_s"] = commfit::model_trial_s(trials[k], tau, bandwidth, with);
+      rows[k]["ib_model_s"] = commfit::model_trial_s(trials[k], place, tau, bandwidth, with);
     }
     calibration["flows"] = {{"trials", rows}, {"flow_model_largest_error", flow_error}, {"ib_model_largest_error", ib.error},
                             {"ib_factors", commfit::format_ib_factors(ib.factors)}};
@@ -426,9 +445,23 @@ int main(int argc, char** argv) {
   app.add_option("--name", s.name, "The machine's name, recorded in the file");
   app.add_option("--blocks", s.blocks, "Timed blocks per measurement (their median is kept)")->check(CLI::Range(3, 1000))->capture_default_str();
   app.add_flag("--quick", s.quick, "Fewer sizes and shorter blocks (a rough file in a few seconds)");
+  app.add_option("--topology", s.topology,
+                 "The machine's topology (commfit plan --topology's spec, e.g. torus:4x4x4 or fattree:...+node16): the flow trials "
+                 "are priced on it (default: a crossbar, one port per node)");
   int rc = 0;
   try {
     app.parse(argc, argv);
+    if (!s.topology.empty()) {   // every rank reads the same spec: every rank refuses it alike
+      int size = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      try {
+        commfit::Topology::parse(s.topology).check_ranks(size);
+      } catch (const std::exception& e) {
+        if (rank == 0) std::fprintf(stderr, "commfit-calibrate: error: --topology %s: %s\n", s.topology.c_str(), e.what());
+        MPI_Finalize();
+        return 2;
+      }
+    }
     rc = run(s);
   } catch (const CLI::CallForHelp&) {   // every rank parses the same arguments: rank 0 alone prints
     if (rank == 0) std::fputs(app.help().c_str(), stdout);

@@ -56,7 +56,7 @@ TEST_CASE("the InfiniBand factors are found from flow times the ib model made") 
     for (const commfit::FlowKind kind : {commfit::FlowKind::incast, commfit::FlowKind::outcast, commfit::FlowKind::hot})
       for (int k = kind == commfit::FlowKind::hot ? 2 : 1; k <= 8; k *= 2) {
         commfit::FlowTrial t{k, kind, commfit::Bytes{1} << 20, 0};
-        t.seconds = commfit::model_trial_s(t, tau, bandwidth, truth);
+        t.seconds = commfit::model_trial_s(t, {}, tau, bandwidth, truth);
         trials.push_back(t);
       }
     return trials;
@@ -64,19 +64,19 @@ TEST_CASE("the InfiniBand factors are found from flow times the ib model made") 
   // SimGrid's factors: only the hot trial sees them (Bs ys); the flow model misses it, the fit
   // finds Bs with ys kept, and Be (which never binds here) stays as it was.
   std::vector<commfit::FlowTrial> trials = trials_of({0.965, 0.925, 1.35});
-  CHECK(commfit::model_error(trials, tau, bandwidth, net) > 0.05);
-  commfit::IbFit fit = commfit::fit_ib_factors(trials, tau, bandwidth, net);
+  CHECK(commfit::model_error(trials, {}, tau, bandwidth, net) > 0.05);
+  commfit::IbFit fit = commfit::fit_ib_factors(trials, {}, tau, bandwidth, net);
   CHECK(fit.factors.bs == doctest::Approx(0.925).epsilon(0.05));
   CHECK(fit.factors.be == 0.965);
   CHECK(fit.factors.ys == 1.35);
   CHECK(fit.error < 0.02);
   // A receiver's penalty above 1 binds in the incast: found too.
   trials = trials_of({1.2, 0.925, 1.35});
-  fit = commfit::fit_ib_factors(trials, tau, bandwidth, net);
+  fit = commfit::fit_ib_factors(trials, {}, tau, bandwidth, net);
   CHECK(fit.factors.be == doctest::Approx(1.2).epsilon(0.05));
   CHECK(fit.factors.bs == doctest::Approx(0.925).epsilon(0.05));
   CHECK(fit.error < 0.02);
   // Times the flow model made: the flow model reproduces them exactly.
-  for (commfit::FlowTrial& t : trials) t.seconds = commfit::model_trial_s(t, tau, bandwidth, net);
-  CHECK(commfit::model_error(trials, tau, bandwidth, net) < 1e-12);
+  for (commfit::FlowTrial& t : trials) t.seconds = commfit::model_trial_s(t, {}, tau, bandwidth, net);
+  CHECK(commfit::model_error(trials, {}, tau, bandwidth, net) < 1e-12);
 }

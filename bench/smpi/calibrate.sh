@@ -2,8 +2,8 @@
 # commfit-calibrate on simulated clusters whose figures are known exactly (docs/SMPI.md
 # "Calibration"): builds runtime/calibrate.cpp with smpicxx (the MPI-free planner is the main
 # build's libcommfit_planner.a and libcommfit_ir.a), runs it on each platform under both of
-# SimGrid's network models with run.py's settings, and prints what it fitted beside what the
-# platform has: between nodes tau = 0.5 us + the route's latency + 0.5 us (smpi/os and or; 0.25 us
+# SimGrid's network models with run.py's settings (the flow trials priced on the platform's
+# topology, --topology), and prints what it fitted beside what the platform has: between nodes tau = 0.5 us + the route's latency + 0.5 us (smpi/os and or; 0.25 us
 # per link), 12.5 GB/s, overhead 0.5 us (smpi/ois), eager limit 64 KiB (smpi/async-small-thresh);
 # inside a node (KIND-PxN) no latency of its own and 7 GB/s; under IB the penalty factors
 # 0.965;0.925;1.35.
@@ -38,13 +38,13 @@ mapfile -t cfg < <(python3 -c "import sys; sys.path.insert(0, '$here'); import r
 ib_cfg=(--cfg=network/model:IB "--cfg=smpi/IB-penalty-factors:0.965;0.925;1.35" --cfg=network/TCP-gamma:25000)
 printf '%-16s %-5s %10s %10s %9s %7s %10s %10s %-22s %8s %8s %s\n' platform model "tau us" "GB/s" "o us" eager "intra us" "intra GB/s" "ib factors" "flow err" "ib err" chosen
 for p in "${platforms[@]}"; do
-  python3 "$here/platforms.py" "$out" "$p" >/dev/null
+  topology=$(python3 "$here/platforms.py" "$out" "$p" | awk '{print $2}')
   hosts=$(wc -l <"$out/$p.hosts")
   for model in flow ib; do
     extra=()
     [[ $model == ib ]] && extra=("${ib_cfg[@]}")
     file=$out/$p-$model.json
-    smpirun -np "$hosts" -platform "$out/$p.xml" -hostfile "$out/$p.hosts" "${cfg[@]}" "${extra[@]}" "$exe" --blocks 5 -o "$file" \
+    smpirun -np "$hosts" -platform "$out/$p.xml" -hostfile "$out/$p.hosts" "${cfg[@]}" "${extra[@]}" "$exe" --blocks 5 --topology "$topology" -o "$file" \
       >"$out/$p-$model.log" 2>&1 || { cat "$out/$p-$model.log"; exit 1; }
     python3 - "$file" "$p" "$model" <<'EOF'
 import json, sys
