@@ -83,7 +83,7 @@ double model_error(std::span<const FlowTrial> trials, const TrialPlace& place, d
 // ones (least squares of the log ratios, over a grid and then refined), and their error. Be and
 // Bs are fitted, ys kept at net.ib's: the hot trial shows only the product Bs ys, and a factor
 // whose penalty never binds (Be or Bs below 1 in incast and outcast: the fair share is lower)
-// leaves every time as it is and keeps net.ib's value.
+// keeps net.ib's value (put back, it changes the fit's cost by under 0.1 %).
 struct IbFit {
   IbFactors factors;
   double error = 0;
