@@ -72,18 +72,20 @@ std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions&
 void apply_network_flags(const NetworkFlags& flags, PlanOptions& o) {
   NetworkOptions& net = o.cost.network;
   net.model = *parse_network(flags.network);   // CLI11 checked the name
-  if (flags.ib_option->count() > 0) {
-    if (net.model != Network::ib && flags.machine.empty()) throw UsageError("--ib-factors applies to --network ib only");
+  const bool factors_given = flags.ib_option->count() > 0;
+  if (factors_given) {
     const std::optional<IbFactors> f = parse_ib_factors(flags.ib_factors);
     if (!f) throw UsageError("--ib-factors \"" + flags.ib_factors + "\": expected three positive numbers Be,Bs,ys (e.g. 0.965,0.925,1.35)");
     net.ib = *f;
   }
-  if (flags.machine.empty()) return;
-  std::vector<std::string> given;
-  for (const char* key : plan_option_keys())
-    if (const CLI::Option* option = flags.app->get_option_no_throw(std::string("--") + key); option && option->count() > 0) given.emplace_back(key);
-  apply_machine_file(read_machine_file(flags.machine), o, given);
-  if (flags.ib_option->count() > 0 && net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
+  if (!flags.machine.empty()) {
+    std::vector<std::string> given;
+    for (const char* key : plan_option_keys())
+      if (const CLI::Option* option = flags.app->get_option_no_throw(std::string("--") + key); option && option->count() > 0) given.emplace_back(key);
+    apply_machine_file(read_machine_file(flags.machine), o, given);
+  }
+  // The model as resolved (the command line's, else the machine file's) must be ib.
+  if (factors_given && net.model != Network::ib) throw UsageError("--ib-factors applies to --network ib only");
 }
 
 }  // namespace commfit

@@ -234,8 +234,6 @@ std::vector<commfit::PingPong> curve(int a, int b, const Settings& s, int rank, 
   return points;
 }
 
-double bandwidth_of(const commfit::PingPongFit& f) { return f.large.bandwidth_Bps; }
-
 json fit_json(const commfit::PingPongFit& f) {
   json j = {{"start_s", f.small.start_s}, {"eager_bandwidth_Bps", std::isfinite(f.small.bandwidth_Bps) ? f.small.bandwidth_Bps : 0.0},
             {"bandwidth_Bps", f.large.bandwidth_Bps}, {"largest_error", f.error}};
@@ -346,7 +344,7 @@ int run(const Settings& s) {
   calibration["posting"] = {{"ranks", {0, far}}, {"per_message_s", post.median}, {"spread", post.spread}};
   // tau: the smallest message's one-way time (the model's is tau + bytes / bandwidth), which the
   // line's start may undershoot.
-  const double tau = std::max(net.small.start_s, net_points.front().one_way_s - static_cast<double>(net_points.front().bytes) / bandwidth_of(net));
+  const double tau = std::max(net.small.start_s, net_points.front().one_way_s - static_cast<double>(net_points.front().bytes) / net.large.bandwidth_Bps);
   const double bandwidth = net.large.bandwidth_Bps;
   const double overhead = std::min(post.median, tau / 2);
   machine["tau_s"] = tau;

@@ -13,3 +13,21 @@ function(run what out err)
   set(${out} "${o}" PARENT_SCOPE)
   set(${err} "${e}" PARENT_SCOPE)
 endfunction()
+
+# rank_lines(TEXT LINE GOOD OUT): the ${NP} lines of TEXT that match LINE (each rank prints one,
+# in any order, at times run together with the next), sorted into OUT; a count other than ${NP},
+# or a line that does not match GOOD, fails the test.
+function(rank_lines text line good out)
+  string(REGEX MATCHALL "${line}" lines "${text}")
+  list(SORT lines)
+  list(LENGTH lines n)
+  if(NOT n EQUAL NP)
+    message(FATAL_ERROR "${n} rank lines for ${NP} ranks:\n${text}")
+  endif()
+  foreach(l ${lines})
+    if(NOT l MATCHES "${good}")
+      message(FATAL_ERROR "${l}")
+    endif()
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()

@@ -10,30 +10,17 @@ file(MAKE_DIRECTORY ${WORK})
 set(mpirun ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP})
 set(asan "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0")
 include(${CMAKE_CURRENT_LIST_DIR}/pmpi_run.cmake)
+set(line "pmpi_threads: rank [0-9]+: [0-9]+ threads, [0-9]+ calls, [0-9]+ wrong ints")
+set(good ": ${THREADS} threads, [1-9][0-9]* calls, 0 wrong ints$")
 
-# Each rank's line, in rank order (the ranks print in any order, their lines at times run together).
-function(rank_lines text out)
-  string(REGEX MATCHALL "pmpi_threads: rank [0-9]+: [0-9]+ threads, [0-9]+ calls, [0-9]+ wrong ints" lines "${text}")
-  list(SORT lines)
-  list(LENGTH lines n)
-  if(NOT n EQUAL NP)
-    message(FATAL_ERROR "${n} rank lines for ${NP} ranks:\n${text}")
-  endif()
-  foreach(line ${lines})
-    if(NOT line MATCHES ": ${THREADS} threads, [1-9][0-9]* calls, 0 wrong ints$")
-      message(FATAL_ERROR "${line}")
-    endif()
-  endforeach()
-  set(${out} "${lines}" PARENT_SCOPE)
-endfunction()
 
 run("plain MPI" plain plain_err ${CMAKE_COMMAND} -E env ${asan} ${mpirun} -x ASAN_OPTIONS ${EXE} ${THREADS} 120)
-rank_lines("${plain}" plain_lines)
+rank_lines("${plain}" "${line}" "${good}" plain_lines)
 # The planning budget lifted (these calls are short); plans made from the second call of a pattern
 # on, on the root's planning thread (the default), while the other threads call.
 run("LD_PRELOAD" preloaded preloaded_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THRESHOLD=2 COMMFIT_PLAN_AFTER=0 COMMFIT_PLAN_BUDGET=1000000
     ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THRESHOLD -x COMMFIT_PLAN_AFTER -x COMMFIT_PLAN_BUDGET -x ASAN_OPTIONS ${EXE} ${THREADS} 120)
-rank_lines("${preloaded}" preloaded_lines)
+rank_lines("${preloaded}" "${line}" "${good}" preloaded_lines)
 message(STATUS "LD_PRELOAD summary: ${preloaded_err}")
 if(NOT "${preloaded_lines}" STREQUAL "${plain_lines}")
   message(FATAL_ERROR "the preloaded run's lines differ from plain MPI's:\n${preloaded_lines}\n${plain_lines}")
@@ -49,7 +36,7 @@ endif()
 
 run("COMMFIT_THREAD_MULTIPLE=0" off off_err ${CMAKE_COMMAND} -E env ${asan} COMMFIT_THREAD_MULTIPLE=0
     ${mpirun} -x LD_PRELOAD=${LIB} -x COMMFIT_THREAD_MULTIPLE -x ASAN_OPTIONS ${EXE} ${THREADS} 30)
-rank_lines("${off}" off_lines)
+rank_lines("${off}" "${line}" "${good}" off_lines)
 if(NOT off_err MATCHES "off \\(MPI_THREAD_MULTIPLE with COMMFIT_THREAD_MULTIPLE=0\\); every call goes to MPI" OR off_err MATCHES "intercepted calls")
   message(FATAL_ERROR "COMMFIT_THREAD_MULTIPLE=0: not off, or not said:\n${off_err}")
 endif()
