@@ -63,6 +63,20 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
   if (matrix_fingerprint(d.matrix) != mf.matrix_fingerprint)
     throw InputError(in.manifest_file, "/matrix_fingerprint", "the rank files' sends do not give this fingerprint: the plan was edited");
   d.stats = traffic_stats(d.matrix);
+  if (in.cost) {
+    // Re-priced on the machine file's figures, on the plan's machine (its node map included).
+    const Topology topo = in.topology ? *in.topology : mf.contract.topology.empty() ? Topology() : Topology::parse(mf.contract.topology);
+    d.cost = *in.cost;
+    d.machine = in.machine;
+    d.estimate_s = plan_estimate_s(plan, d.matrix, d.cost, topo);
+    d.lower_bound_s = network_lower_bound_s(d.matrix, d.cost, topo, plan_relays(plan, d.matrix));
+  } else {
+    d.cost.tau_s = mf.cost.tau_s;
+    d.cost.bandwidth_Bps = mf.cost.bandwidth_Bps;
+    d.cost.network = mf.contract.network;
+    d.estimate_s = mf.cost.estimate_s;
+    d.lower_bound_s = mf.cost.lower_bound_s;
+  }
 
   // Per phase and per (rank, phase): the network messages (all pieces to one peer in one phase).
   const std::size_t P = d.phases;

@@ -18,6 +18,8 @@
 //     the manifest's options.candidates).
 #pragma once
 
+#include "ir/cost_model.h"
+
 #include "ir/plan.h"
 #include "ir/schedule.h"
 #include "ir/topology.h"
@@ -36,6 +38,10 @@ struct ReportInput {
   std::string plan_name;                // shown in the title, and named in errors
   std::string manifest_file;            // where the manifest came from, for error messages
   std::optional<Topology> topology;     // overrides the plan's recorded topology
+  // `report --machine FILE`: the figures to price the plan with in place of those it was made
+  // with (the machine file's over the plan's own), and the file's name for the page.
+  std::optional<CostOptions> cost;
+  std::string machine;
 };
 
 // The page. Throws InputError when the plan's content contradicts itself in a way the readers do

@@ -422,7 +422,7 @@ std::string topology_cost(const ReportData& d) {
     actual += d.phase_seconds[k];
   }
   const double plain = synchronous_cost_s(d.phase_max_message, report_cost(d));   // every phase as long as its largest message
-  const double lb = d.manifest->cost.lower_bound_s;
+  const double lb = d.lower_bound_s;
   if (d.most_shared_count <= 1)
     return fmt("<p id=\"topocost\">No link carries two messages of one phase: the machine adds nothing to the phase times (%s in all). "
                "It enters the lower bound (%s) only through its busiest link over the whole exchange.</p>",
@@ -445,7 +445,7 @@ std::string links(const ReportData& d) {
   LogScale scale;
   for (Bytes b : d.link_loads)
     if (b > 0) ++used, busiest = std::max(busiest, b), sum += static_cast<double>(b), scale.add(static_cast<double>(b));
-  const double mu = 1.0 / d.manifest->cost.bandwidth_Bps;
+  const double mu = 1.0 / d.cost.bandwidth_Bps;
   const std::int64_t existing = existing_links(t);
   std::string out = fmt("<p>Topology <code>%s</code>: %lld links, %lld carry traffic; busiest link %s (%s at the link bandwidth), mean over "
                         "used links %s. Busiest link of each phase: hover the utilisation bars.</p>",
@@ -532,16 +532,25 @@ std::string links(const ReportData& d) {
 
 // ---- the cost table ----------------------------------------------------------------------------
 std::string costs(const ReportData& d) {
-  const CostSummary& c = d.manifest->cost;
-  const double lb = c.lower_bound_s;
+  const CostOptions& c = d.cost;
+  const double lb = d.lower_bound_s;
   std::string out = "<table class=\"cost\"><tr><th>plan</th><th>phases</th><th>estimate</th><th>lower bound</th><th>estimate / LB</th></tr>";
   out += fmt("<tr><td>%s</td><td>%u</td><td>%s</td><td>%s</td><td>%.3f</td></tr></table>", esc(d.manifest->strategy).c_str(), d.phases,
-             human_seconds(c.estimate_s).c_str(), human_seconds(lb).c_str(), lb > 0 ? c.estimate_s / lb : 1.0);
+             human_seconds(d.estimate_s).c_str(), human_seconds(lb).c_str(), lb > 0 ? d.estimate_s / lb : 1.0);
   // The manifest records the network model the estimate simulated (ir/cost_model.h).
   const auto opt = [&](const char* key) { auto it = d.manifest->options.find(key); return it == d.manifest->options.end() ? nullptr : &*it; };
   const auto* network = opt("network");
   const auto* overhead = opt("overhead_s");
-  if (network && network->is_string() && overhead && overhead->is_number())
+  if (!d.machine.empty())
+    out += fmt("<p class=\"note\" id=\"machine\">Priced on the machine file <code>%s</code> (network %s, tau %s, overhead %s, bandwidth %s/s); "
+               "the plan was made with tau %s and bandwidth %s/s, and estimated %s then. The candidates below keep the estimates "
+               "they were chosen by. LB = latency + max(largest fan-out x overhead, overhead + the busiest port's or link's bytes / "
+               "bandwidth) on these figures.</p>",
+               esc(d.machine).c_str(), esc(to_string(c.network.model)).c_str(), human_seconds(c.tau_s).c_str(),
+               human_seconds(sim_overhead_s(c.tau_s, c.network)).c_str(), human_bytes(c.bandwidth_Bps).c_str(),
+               human_seconds(d.manifest->cost.tau_s).c_str(), human_bytes(d.manifest->cost.bandwidth_Bps).c_str(),
+               human_seconds(d.manifest->cost.estimate_s).c_str());
+  else if (network && network->is_string() && overhead && overhead->is_number())
     out += fmt("<p class=\"note\">Estimate: the plan simulated on the <code>%s</code> network model (tau %s a message = latency + 2 x overhead, "
                "overhead %s, bandwidth %s/s). LB = latency + max(largest fan-out x overhead, overhead + the busiest port's or link's bytes / "
                "bandwidth): no plan beats it on this network, and it is the same for every candidate. The charts below use the loosely "
@@ -558,7 +567,7 @@ std::string costs(const ReportData& d) {
 // The candidates --strategy auto planned, a section of the page's full width so that the table
 // is whole at any window width the page supports.
 std::string candidates(const ReportData& d) {
-  const double lb = d.manifest->cost.lower_bound_s;
+  const double lb = d.manifest->cost.lower_bound_s;   // the candidates' estimates are those auto chose by
   std::string out;
   double worst = 0;
   for (const ReportCandidate& r : d.candidates)
@@ -668,10 +677,7 @@ std::string render_report(const ReportData& d) {
 }
 
 CostOptions report_cost(const ReportData& d) {
-  CostOptions c;
-  c.tau_s = d.manifest->cost.tau_s;
-  c.bandwidth_Bps = d.manifest->cost.bandwidth_Bps;
-  return c;
+  return d.cost;
 }
 
 }  // namespace commfit

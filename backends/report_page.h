@@ -46,6 +46,11 @@ struct ReportData {
   CommMatrix matrix;
   TrafficStats stats;
   std::vector<ReportCandidate> candidates;
+  // What the page prices the plan with: the figures it was made with and its recorded estimate and
+  // lower bound, or a machine file's (`machine`) and the plan re-priced on them.
+  CostOptions cost;
+  double estimate_s = 0, lower_bound_s = 0;
+  std::string machine;
   std::optional<Topology> topology;
   std::vector<ReportSend> sends;          // in (rank, phase) order
   std::vector<ReportMessage> messages;    // in (from, phase, to) order
@@ -64,8 +69,8 @@ struct ReportData {
 
 std::string render_report(const ReportData& d);
 
-// The cost model the plan was priced with (its manifest's tau and bandwidth), for the report's
-// times: the report prices nothing itself (ir/cost_model.h does).
+// The cost model the page's times use (ReportData::cost): the report prices nothing itself
+// (ir/cost_model.h does).
 CostOptions report_cost(const ReportData& d);
 
 }  // namespace commfit

@@ -197,3 +197,38 @@ TEST_CASE("plan_progress_only_on_a_terminal") {
   const Run small = sh("script -qec '" + plan + " -q' /dev/null");
   CHECK(small.out.empty());
 }
+
+// --machine: the page prices the plan on a machine file's figures, as `plan --machine` would have
+// priced the same schedule; a bad machine file is refused with one line and no page.
+TEST_CASE("report_priced_on_a_machine_file") {
+  const std::string machine = std::string(COMMFIT_SOURCE_DIR) + "/tests/fixtures/machine/good/flow_cluster.json";
+  REQUIRE(cli("plan " + example("random_sparse_32.json") + " --strategy async -o made.plan -q").status == 0);
+  const Run priced = cli("plan " + example("random_sparse_32.json") + " --strategy async --machine " + machine + " -o priced.plan");
+  REQUIRE_MESSAGE(priced.status == 0, priced.err);
+  std::smatch m;
+  const std::string manifest = slurp(work() / "priced.plan/manifest.json");
+  REQUIRE(std::regex_search(manifest, m, std::regex("\"estimate_s\": ([0-9.e+-]+)")));
+  const double estimate = std::stod(m[1]);
+  REQUIRE(cli("report made.plan -o made.html -q").status == 0);
+  REQUIRE(cli("report priced.plan -o priced.html -q").status == 0);
+  const Run r = cli("report made.plan --machine " + machine + " -o remade.html -q");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string made = slurp(work() / "made.html"), remade = slurp(work() / "remade.html"), direct = slurp(work() / "priced.html");
+  CHECK(made.find("id=\"machine\"") == std::string::npos);
+  CHECK(remade.find("id=\"machine\"") != std::string::npos);
+  CHECK(remade.find("flow_cluster.json") != std::string::npos);
+  // The cost table's first row: the same estimate and bound as the plan made on that machine.
+  auto first_row = [](const std::string& html) {
+    const std::size_t at = html.find("<table class=\"cost\">");
+    return html.substr(at, html.find("</table>", at) - at);
+  };
+  CHECK(first_row(remade) == first_row(direct));
+  CHECK(first_row(remade) != first_row(made));
+  CHECK(estimate > 0);
+  // A machine file that is not one: one line, no page.
+  const Run bad = cli("report made.plan --machine " + std::string(COMMFIT_SOURCE_DIR) + "/tests/fixtures/machine/bad/zero_tau.json -o bad.html");
+  CHECK(bad.status == 2);
+  CHECK(count(bad.err, "\n") == 1);
+  CHECK(bad.err.find("zero_tau.json") != std::string::npos);
+  CHECK(!fs::exists(work() / "bad.html"));
+}
