@@ -44,6 +44,27 @@ struct PingPongFit {
 };
 PingPongFit fit_ping_pong(std::span<const PingPong> points);
 
+// Routes of different lengths (a topology's links between two ranks): the small message's one-way
+// time to nodes `links` away. The least-squares line one_way = base_s + links x link_latency_s,
+// when the points have two lengths or more (else nullopt); `error` as LineFit's. A slope below 0
+// (noise on routes of equal cost) gives link_latency_s 0.
+struct RouteSample {
+  int links = 0;
+  double one_way_s = 0;
+};
+struct RouteFit {
+  double base_s = 0;
+  double link_latency_s = 0;
+  double error = 0;
+};
+std::optional<RouteFit> fit_route_latency(std::span<const RouteSample> samples);
+
+// The window bound of a flow's rate (NetworkOptions::window_bytes: rate <= window / (2 x route
+// latency)) from a large message's one-way time `one_way_s` of `bytes` over a route of latency
+// `route_latency_s` that starts in `start_s`: the rate that route reaches, when it is clearly
+// (over 5 %) below `bandwidth_Bps`, times twice the route's latency; else nullopt (no bound seen).
+std::optional<double> fit_window(Bytes bytes, double one_way_s, double start_s, double route_latency_s, double bandwidth_Bps);
+
 // Concurrent flows, every end a node of its own, and the time from the start until the last byte
 // arrived: k flows of `bytes` into one receiver (incast); k out of one sender (outcast); k senders
 // each sending `bytes` to one hot receiver and k x `bytes` to a receiver of its own (hot: while the
@@ -80,7 +101,7 @@ double model_error(std::span<const FlowTrial> trials, const TrialPlace& place, d
                    const NetworkOptions& net);
 
 // The InfiniBand penalty factors (network ib) whose simulated trials are nearest the measured
-// ones (least squares of the log ratios, over a grid and then refined), and their error. Be and
+// ones (the least sum of absolute log ratios, over a grid and then refined), and their error. Be and
 // Bs are fitted, ys kept at net.ib's: the hot trial shows only the product Bs ys, and a factor
 // whose penalty never binds (Be or Bs below 1 in incast and outcast: the fair share is lower)
 // keeps net.ib's value (put back, it changes the fit's cost by under 0.1 %).

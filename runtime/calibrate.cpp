@@ -7,7 +7,8 @@
 //  - the node structure (MPI_Comm_split_type SHARED);
 //  - ping-pong between rank 0 and a rank of its node, and between rank 0 and another node's first
 //    rank (of up to 16 nodes sampled with 8 bytes, the one at the median: routes differ in length):
-//    half the round trip per size, 8 B to 4 MiB;
+//    half the round trip per size, 8 B to 4 MiB; with --topology, 1 MiB to the node farthest from
+//    rank 0;
 //  - the CPU time of posting a send (MPI_Isend of 8 B, 64 in a row, before any completes);
 //  - concurrent flows of 1 MiB between nodes (their first ranks), k = 1, 2, 4, ... up to 32: k into
 //    rank 0 (incast), k out of it (outcast), and k senders each sending to rank 0 and to a receiver
@@ -15,7 +16,9 @@
 //  - an 8-byte MPI_Allreduce over every rank.
 // What it fits (planner/calibration.h): tau and the bandwidth between nodes from the ping-pong's
 // small and large messages, the eager limit where the curve breaks, the overhead from the posting,
-// the intra-node latency and bandwidth from the node's ping-pong; then whether the flow model or
+// the intra-node latency and bandwidth from the node's ping-pong; with --topology the latency per
+// link from the sampled routes' lengths, and a window bound from the longest route's rate when it
+// is below the others' (SimGrid's TCP-gamma; NetworkOptions::window_bytes); then whether the flow model or
 // the InfiniBand model (with its penalty factors fitted by simulating the same trials) reproduces
 // the flows better. Every fit's largest relative error against its own measurements is printed
 // and kept in the file's "calibration" object. On one node there is no network: tau and the
@@ -315,6 +318,10 @@ int run(const Settings& s) {
   // nodes, spread over them, picks the node whose time is the median, and the curve is measured
   // with it.
   int far = neighbour;
+  std::optional<commfit::Topology> topology;
+  if (!s.topology.empty()) topology = commfit::Topology::parse(s.topology);
+  std::optional<commfit::RouteFit> route;
+  int longest_rank = -1, longest_links = 0;
   if (!heads.empty()) {
     std::vector<std::pair<double, int>> times;
     json sample = json::array();
@@ -327,6 +334,28 @@ int run(const Settings& s) {
     }
     std::sort(times.begin(), times.end());
     far = times[(times.size() - 1) / 2].second;
+    // On a given topology, the samples' route lengths give the latency per link, and the longest
+    // route's rate at 1 MiB (to the node farthest from rank 0) a window bound (NetworkOptions::window_bytes) when it is below the rest.
+    if (topology) {
+      std::vector<commfit::RouteSample> routes;
+      std::vector<commfit::Link> links;
+      for (json& x : sample) {
+        topology->route(x["rank"].get<int>(), 0, links);
+        x["links"] = links.size();
+        routes.push_back({static_cast<int>(links.size()), x["one_way_s"].get<double>()});
+      }
+      if (const auto fit = commfit::fit_route_latency(routes)) {
+        route = *fit;
+        for (const int h : heads) {   // the node farthest from rank 0, sampled or not
+          topology->route(h, 0, links);
+          if (static_cast<int>(links.size()) > longest_links) longest_links = static_cast<int>(links.size()), longest_rank = h;
+        }
+        calibration["routes"] = {{"link_latency_s", fit->link_latency_s}, {"base_s", fit->base_s}, {"error", fit->error}};
+        say("routes of up to " + std::to_string(longest_links) + " links: " +
+            commfit::human_seconds(fit->base_s) + " + " + commfit::human_seconds(fit->link_latency_s) + " a link, fit within " +
+            percent(fit->error));
+      }
+    }
     calibration["inter_node_8_bytes"] = sample;
   }
   std::optional<commfit::PingPongFit> inter;
@@ -351,6 +380,19 @@ int run(const Settings& s) {
   machine["bandwidth_Bps"] = bandwidth;
   machine["overhead_s"] = overhead;
   if (net.eager_limit) machine["eager_limit"] = *net.eager_limit;
+  if (route && route->link_latency_s > 0) {
+    machine["link_latency_s"] = route->link_latency_s;
+    const Bytes big = Bytes{1} << 20;
+    const Sample t = ping_pong(0, longest_rank, big, s, rank);
+    const double latency = longest_links * route->link_latency_s;
+    calibration["longest_route"] = {{"rank", longest_rank}, {"links", longest_links}, {"bytes", big}, {"one_way_s", t.median}, {"spread", t.spread}};
+    if (const auto window = commfit::fit_window(big, t.median, route->base_s + latency, latency, bandwidth)) {
+      machine["window_bytes"] = *window;
+      say("the longest route (" + std::to_string(longest_links) + " links) moves 1 MiB at " +
+          std::to_string(static_cast<double>(big) / (t.median - route->base_s - latency) / 1e9).substr(0, 5) + " GB/s: a window of " +
+          commfit::human_bytes(*window));
+    }
+  }
   if (intra && inter) {
     // Inside a node the model adds intra_latency_s to both ends' overheads.
     machine["intra_latency_s"] = std::max(0.0, intra->small.start_s - 2 * overhead);
@@ -377,13 +419,15 @@ int run(const Settings& s) {
     commfit::NetworkOptions flow;
     flow.overhead_s = overhead;
     if (net.eager_limit) flow.eager_limit = *net.eager_limit;
+    if (machine.contains("link_latency_s")) flow.link_latency_s = machine["link_latency_s"].get<double>();
+    if (machine.contains("window_bytes")) flow.window_bytes = machine["window_bytes"].get<double>();
     // The trials priced where they ran: on the given topology (world ranks), or on a crossbar.
     commfit::TrialPlace place;
-    if (!s.topology.empty()) {
+    if (topology) {
       place.rank_of.push_back(0);
       for (const int h : heads) place.rank_of.push_back(static_cast<commfit::Rank>(h));
       place.ranks = size;
-      place.topology = commfit::Topology::parse(s.topology);
+      place.topology = *topology;
     }
     const double flow_error = commfit::model_error(trials, place, tau, bandwidth, flow);
     const commfit::IbFit ib = commfit::fit_ib_factors(trials, place, tau, bandwidth, flow);
@@ -413,7 +457,7 @@ int run(const Settings& s) {
   // Keys in the schema's order: what the reader checks first.
   json ordered;
   for (const char* key : {"format", "version", "name", "network", "tau_s", "bandwidth_Bps", "overhead_s", "eager_limit", "ib_factors",
-                          "intra_latency_s", "intra_bandwidth_Bps", "calibration"})
+                          "link_latency_s", "window_bytes", "intra_latency_s", "intra_bandwidth_Bps", "calibration"})
     if (machine.contains(key)) ordered[key] = machine[key];
   int failed = 0;
   if (rank == 0) {

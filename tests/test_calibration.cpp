@@ -80,3 +80,42 @@ TEST_CASE("the InfiniBand factors are found from flow times the ib model made") 
   for (commfit::FlowTrial& t : trials) t.seconds = commfit::model_trial_s(t, {}, tau, bandwidth, net);
   CHECK(commfit::model_error(trials, {}, tau, bandwidth, net) < 1e-12);
 }
+
+TEST_CASE("the latency per link and the window are found from one message's times on routes of several lengths") {
+  // One message at a time from rank r to rank 0 of a 4x4x4 torus, as the model prices it with
+  // 0.25 us a link and a window of 25000 bytes (a route of 6 links moves at most 8.3 GB/s).
+  const double tau = 2e-6, bandwidth = 1.25e10;
+  commfit::NetworkOptions truth;
+  truth.overhead_s = 5e-7;
+  truth.link_latency_s = 2.5e-7;
+  truth.window_bytes = 25000;
+  commfit::TrialPlace place;
+  place.ranks = 64;
+  place.topology = commfit::Topology::parse("torus:4x4x4");
+  auto one_way = [&](commfit::Rank r, commfit::Bytes bytes) {
+    place.rank_of = {0, r};
+    return commfit::model_trial_s({1, commfit::FlowKind::incast, bytes, 0}, place, tau, bandwidth, truth);
+  };
+  std::vector<commfit::RouteSample> routes;
+  commfit::Rank longest = 0;
+  for (commfit::Rank r = 1; r < 64; r += 3) {
+    const int links = static_cast<int>(place.topology.route(r, 0).size());
+    routes.push_back({links, one_way(r, 8)});
+    if (links > static_cast<int>(place.topology.route(longest, 0).size())) longest = r;
+  }
+  const std::optional<commfit::RouteFit> fit = commfit::fit_route_latency(routes);
+  REQUIRE(fit);
+  CHECK(fit->link_latency_s == doctest::Approx(2.5e-7).epsilon(1e-3));
+  CHECK(fit->error < 1e-3);
+  const int links = static_cast<int>(place.topology.route(longest, 0).size());
+  CHECK(links >= 5);
+  const double latency = links * fit->link_latency_s;
+  const auto window = commfit::fit_window(1 << 20, one_way(longest, 1 << 20), fit->base_s + latency, latency, bandwidth);
+  REQUIRE(window);
+  CHECK(*window == doctest::Approx(25000).epsilon(0.01));
+  // Without the window, the longest route moves at the bandwidth: no bound to see.
+  truth.window_bytes = 0;
+  CHECK_FALSE(commfit::fit_window(1 << 20, one_way(longest, 1 << 20), fit->base_s + latency, latency, bandwidth));
+  // Routes of one length: no slope to fit.
+  CHECK_FALSE(commfit::fit_route_latency(std::vector<commfit::RouteSample>{{2, 3e-6}, {2, 3.1e-6}}));
+}

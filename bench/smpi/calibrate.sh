@@ -6,7 +6,8 @@
 # topology, --topology), and prints what it fitted beside what the platform has: between nodes tau = 0.5 us + the route's latency + 0.5 us (smpi/os and or; 0.25 us
 # per link), 12.5 GB/s, overhead 0.5 us (smpi/ois), eager limit 64 KiB (smpi/async-small-thresh);
 # inside a node (KIND-PxN) no latency of its own and 7 GB/s; under IB the penalty factors
-# 0.965;0.925;1.35.
+# 0.965;0.925;1.35; the link latency 0.25 us on every platform, and under IB (TCP-gamma 25000) a
+# window of 25000 bytes, seen where a route is longer than 4 links (the torus: 12.5 GB/s at 1 us).
 #
 #   bench/smpi/calibrate.sh CORE_BUILD_DIR OUT_DIR [PLATFORM...]   (default: fattree-64 torus-64 fattree-16x16)
 #
@@ -34,9 +35,9 @@ if [[ ! -x $exe || $root/runtime/calibrate.cpp -nt $exe || $core/libcommfit_plan
     "$root/runtime/calibrate.cpp" "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$exe"
 fi
 # run.py's SimGrid settings, and its two network models.
-mapfile -t cfg < <(python3 -c "import sys; sys.path.insert(0, '$here'); import run; print('\n'.join(run.SMPI_CFG))")
+mapfile -t cfg < <(python3 -B -c "import sys; sys.path.insert(0, '$here'); import run; print('\n'.join(run.SMPI_CFG))")
 ib_cfg=(--cfg=network/model:IB "--cfg=smpi/IB-penalty-factors:0.965;0.925;1.35" --cfg=network/TCP-gamma:25000)
-printf '%-16s %-5s %10s %10s %9s %7s %10s %10s %-22s %8s %8s %s\n' platform model "tau us" "GB/s" "o us" eager "intra us" "intra GB/s" "ib factors" "flow err" "ib err" chosen
+printf '%-16s %-5s %10s %10s %9s %7s %8s %8s %10s %10s %-22s %8s %8s %s\n' platform model "tau us" "GB/s" "o us" eager "link us" window "intra us" "intra GB/s" "ib factors" "flow err" "ib err" chosen
 for p in "${platforms[@]}"; do
   topology=$(python3 "$here/platforms.py" "$out" "$p" | awk '{print $2}')
   hosts=$(wc -l <"$out/$p.hosts")
@@ -45,7 +46,7 @@ for p in "${platforms[@]}"; do
     [[ $model == ib ]] && extra=("${ib_cfg[@]}")
     file=$out/$p-$model.json
     smpirun -np "$hosts" -platform "$out/$p.xml" -hostfile "$out/$p.hosts" "${cfg[@]}" "${extra[@]}" "$exe" --blocks 5 --topology "$topology" -o "$file" \
-      >"$out/$p-$model.log" 2>&1 || { cat "$out/$p-$model.log"; exit 1; }
+      </dev/null >"$out/$p-$model.log" 2>&1 || { cat "$out/$p-$model.log"; exit 1; }
     python3 - "$file" "$p" "$model" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -53,9 +54,9 @@ c = m["calibration"]
 flows = c.get("flows", {})
 def num(key, scale, fmt="%.3f"):
     return fmt % (m[key] * scale) if key in m else "-"
-print("%-16s %-5s %10s %10s %9s %7s %10s %10s %-22s %8s %8s %s" % (
+print("%-16s %-5s %10s %10s %9s %7s %8s %8s %10s %10s %-22s %8s %8s %s" % (
     sys.argv[2], sys.argv[3], num("tau_s", 1e6), num("bandwidth_Bps", 1e-9), num("overhead_s", 1e6),
-    str(m.get("eager_limit", "-")), num("intra_latency_s", 1e6), num("intra_bandwidth_Bps", 1e-9),
+    str(m.get("eager_limit", "-")), num("link_latency_s", 1e6), num("window_bytes", 1, "%.0f"), num("intra_latency_s", 1e6), num("intra_bandwidth_Bps", 1e-9),
     flows.get("ib_factors", "-"), "%.3f" % flows["flow_model_largest_error"] if flows else "-",
     "%.3f" % flows["ib_model_largest_error"] if flows else "-", m["network"]))
 EOF
