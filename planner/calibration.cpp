@@ -177,4 +177,20 @@ std::optional<double> fit_window(Bytes bytes, double one_way_s, double start_s, 
   return rate * 2 * route_latency_s;
 }
 
+double first_arrival_s(Bytes bytes, int near_links, int far_links, const SharedLink& link, bool by_route) {
+  const double latency[2] = {near_links * link.link_latency_s, far_links * link.link_latency_s};
+  double cap[2], weight[2], rate[2];
+  for (int k = 0; k < 2; ++k) {
+    cap[k] = link.window_bytes > 0 && latency[k] > 0 ? link.window_bytes / (2 * latency[k]) : INFINITY;
+    weight[k] = by_route && latency[k] > 0 ? 1 / latency[k] : 1;
+  }
+  // Weighted max-min on the one link: a flow held below its share by its cap leaves the rest to
+  // the other.
+  for (int k = 0; k < 2; ++k) rate[k] = link.bandwidth_Bps * weight[k] / (weight[0] + weight[1]);
+  for (int k = 0; k < 2; ++k)
+    if (rate[k] > cap[k]) rate[k] = cap[k], rate[1 - k] = std::min(cap[1 - k], link.bandwidth_Bps - cap[k]);
+  const double b = static_cast<double>(bytes);
+  return std::min(link.base_s + latency[0] + b / rate[0], link.base_s + latency[1] + b / rate[1]);
+}
+
 }  // namespace commfit

@@ -65,6 +65,20 @@ std::optional<RouteFit> fit_route_latency(std::span<const RouteSample> samples);
 // (over 5 %) below `bandwidth_Bps`, times twice the route's latency; else nullopt (no bound seen).
 std::optional<double> fit_window(Bytes bytes, double one_way_s, double start_s, double route_latency_s, double bandwidth_Bps);
 
+// Two flows of `bytes` at once into one node over one last link of `bandwidth_Bps`, from nodes
+// `near_links` and `far_links` links away: when the first arrives, with messages that start in
+// base_s + links x link_latency_s and each flow's rate at most window / (2 x its route's latency)
+// (window 0: no bound), the link shared equally (max-min) or in proportion to 1 / route latency
+// (`by_route`: SimGrid's RTT weighting, NetworkOptions::rtt_weight_bytes 0; any weight gives the
+// same shares when every link of both routes has the same bandwidth).
+struct SharedLink {
+  double base_s = 0;
+  double link_latency_s = 0;
+  double bandwidth_Bps = 0;
+  double window_bytes = 0;
+};
+double first_arrival_s(Bytes bytes, int near_links, int far_links, const SharedLink& link, bool by_route);
+
 // Concurrent flows, every end a node of its own, and the time from the start until the last byte
 // arrived: k flows of `bytes` into one receiver (incast); k out of one sender (outcast); k senders
 // each sending `bytes` to one hot receiver and k x `bytes` to a receiver of its own (hot: while the

@@ -8,7 +8,7 @@
 //  - ping-pong between rank 0 and a rank of its node, and between rank 0 and another node's first
 //    rank (of up to 16 nodes sampled with 8 bytes, the one at the median: routes differ in length):
 //    half the round trip per size, 8 B to 4 MiB; with --topology, 1 MiB to the node farthest from
-//    rank 0;
+//    rank 0, and 1 MiB from it and from the nearest node into rank 0 at once;
 //  - the CPU time of posting a send (MPI_Isend of 8 B, 64 in a row, before any completes);
 //  - concurrent flows of 1 MiB between nodes (their first ranks), k = 1, 2, 4, ... up to 32: k into
 //    rank 0 (incast), k out of it (outcast), and k senders each sending to rank 0 and to a receiver
@@ -18,7 +18,8 @@
 // small and large messages, the eager limit where the curve breaks, the overhead from the posting,
 // the intra-node latency and bandwidth from the node's ping-pong; with --topology the latency per
 // link from the sampled routes' lengths, and a window bound from the longest route's rate when it
-// is below the others' (SimGrid's TCP-gamma; NetworkOptions::window_bytes); then whether the flow model or
+// is below the others' (SimGrid's TCP-gamma; NetworkOptions::window_bytes), and whether flows that
+// share a link share it equally or by route latency (rtt_weight_bytes 0); then whether the flow model or
 // the InfiniBand model (with its penalty factors fitted by simulating the same trials) reproduces
 // the flows better. Every fit's largest relative error against its own measurements is printed
 // and kept in the file's "calibration" object. On one node there is no network: tau and the
@@ -209,6 +210,42 @@ Sample flows(const std::vector<int>& ends, const commfit::FlowTrial& trial, cons
   return out;
 }
 
+// Two flows of `bytes` into rank 0 at once, from ranks a and b: per block (after one that pays the
+// connections), the time from the three ranks' common start until the first flow arrived at rank 0.
+Sample first_of_two(int a, int b, Bytes bytes, const Settings& s, int rank) {
+  const bool mine = rank == 0 || rank == a || rank == b;
+  const int n = static_cast<int>(bytes);
+  std::vector<char> buf(2 * static_cast<std::size_t>(bytes), 1);
+  std::vector<double> times;
+  MPI_Comm group = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, mine ? 0 : MPI_UNDEFINED, rank, &group);
+  if (group != MPI_COMM_NULL) {
+    for (int k = 0; k < s.blocks + 1; ++k) {
+      MPI_Barrier(group);
+      const double t = MPI_Wtime();
+      double first = 0;
+      if (rank == 0) {
+        MPI_Request req[2];
+        MPI_Irecv(buf.data(), n, MPI_BYTE, a, 3, MPI_COMM_WORLD, &req[0]);
+        MPI_Irecv(buf.data() + n, n, MPI_BYTE, b, 3, MPI_COMM_WORLD, &req[1]);
+        int which = 0;
+        MPI_Waitany(2, req, &which, MPI_STATUS_IGNORE);
+        first = MPI_Wtime() - t;
+        MPI_Wait(&req[1 - which], MPI_STATUS_IGNORE);
+      } else {
+        MPI_Send(buf.data(), n, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+      }
+      MPI_Barrier(group);
+      if (k > 0) times.push_back(first);
+    }
+    MPI_Comm_free(&group);
+  }
+  barrier(!mine);
+  Sample out = rank == 0 ? summarise(times) : Sample{};
+  MPI_Bcast(&out, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return out;
+}
+
 Sample allreduce(const Settings& s) {
   double x = 1, y = 0;
   const int iters = iterations_for(2e-5, s);
@@ -321,7 +358,7 @@ int run(const Settings& s) {
   std::optional<commfit::Topology> topology;
   if (!s.topology.empty()) topology = commfit::Topology::parse(s.topology);
   std::optional<commfit::RouteFit> route;
-  int longest_rank = -1, longest_links = 0;
+  int longest_rank = -1, longest_links = 0, nearest_rank = -1, nearest_links = 0, sharing_rank = -1, sharing_links = 0;
   if (!heads.empty()) {
     std::vector<std::pair<double, int>> times;
     json sample = json::array();
@@ -346,9 +383,22 @@ int run(const Settings& s) {
       }
       if (const auto fit = commfit::fit_route_latency(routes)) {
         route = *fit;
-        for (const int h : heads) {   // the node farthest from rank 0, sampled or not
+        for (const int h : heads) {   // the nodes farthest from and nearest to rank 0, sampled or not
           topology->route(h, 0, links);
-          if (static_cast<int>(links.size()) > longest_links) longest_links = static_cast<int>(links.size()), longest_rank = h;
+          const int n = static_cast<int>(links.size());
+          if (n > longest_links) longest_links = n, longest_rank = h;
+          if (nearest_rank < 0 || n < nearest_links) nearest_links = n, nearest_rank = h;
+        }
+        // The node farthest from rank 0 whose route ends on the nearest node's last link: two flows
+        // that share a link.
+        if (nearest_rank >= 0 && nearest_links > 0) {
+          topology->route(nearest_rank, 0, links);
+          const commfit::Link last = links.back();
+          for (const int h : heads) {
+            topology->route(h, 0, links);
+            if (!links.empty() && links.back() == last && static_cast<int>(links.size()) > sharing_links)
+              sharing_links = static_cast<int>(links.size()), sharing_rank = h;
+          }
         }
         calibration["routes"] = {{"link_latency_s", fit->link_latency_s}, {"base_s", fit->base_s}, {"error", fit->error}};
         say("routes of up to " + std::to_string(longest_links) + " links: " +
@@ -392,6 +442,25 @@ int run(const Settings& s) {
           std::to_string(static_cast<double>(big) / (t.median - route->base_s - latency) / 1e9).substr(0, 5) + " GB/s: a window of " +
           commfit::human_bytes(*window));
     }
+    // Flows that share a link: equal shares, or shares by route latency (SimGrid's RTT weighting,
+    // NetworkOptions::rtt_weight_bytes): 1 MiB from the nearest node and 1 MiB from the farthest
+    // whose route ends on the same link into rank 0 at once, and the time until the first arrived,
+    // against what each rule predicts.
+    if (nearest_links < sharing_links) {
+      const Sample first = first_of_two(nearest_rank, sharing_rank, big, s, rank);
+      const double w = machine.contains("window_bytes") ? machine["window_bytes"].get<double>() : 0;
+      const commfit::SharedLink link{route->base_s, route->link_latency_s, bandwidth, w};
+      const double equal = commfit::first_arrival_s(big, nearest_links, sharing_links, link, false);
+      const double by_route = commfit::first_arrival_s(big, nearest_links, sharing_links, link, true);
+      const bool weighted = std::abs(std::log(first.median / by_route)) < std::abs(std::log(first.median / equal));
+      calibration["shared_link"] = {{"ranks", {nearest_rank, sharing_rank}}, {"links", {nearest_links, sharing_links}}, {"bytes", big},
+                                    {"first_arrival_s", first.median}, {"spread", first.spread}, {"equal_shares_s", equal},
+                                    {"shares_by_route_s", by_route}};
+      if (weighted) machine["rtt_weight_bytes"] = 0.0;
+      say("two flows into one node over one link, from " + std::to_string(nearest_links) + " and " + std::to_string(sharing_links) + " links: the first arrives in " +
+          commfit::human_seconds(first.median) + " (equal shares " + commfit::human_seconds(equal) + ", shares by route latency " +
+          commfit::human_seconds(by_route) + "): " + (weighted ? "shares by route latency" : "equal shares"));
+    }
   }
   if (intra && inter) {
     // Inside a node the model adds intra_latency_s to both ends' overheads.
@@ -421,6 +490,7 @@ int run(const Settings& s) {
     if (net.eager_limit) flow.eager_limit = *net.eager_limit;
     if (machine.contains("link_latency_s")) flow.link_latency_s = machine["link_latency_s"].get<double>();
     if (machine.contains("window_bytes")) flow.window_bytes = machine["window_bytes"].get<double>();
+    if (machine.contains("rtt_weight_bytes")) flow.rtt_weight_bytes = machine["rtt_weight_bytes"].get<double>();
     // The trials priced where they ran: on the given topology (world ranks), or on a crossbar.
     commfit::TrialPlace place;
     if (topology) {
@@ -457,7 +527,7 @@ int run(const Settings& s) {
   // Keys in the schema's order: what the reader checks first.
   json ordered;
   for (const char* key : {"format", "version", "name", "network", "tau_s", "bandwidth_Bps", "overhead_s", "eager_limit", "ib_factors",
-                          "link_latency_s", "window_bytes", "intra_latency_s", "intra_bandwidth_Bps", "calibration"})
+                          "link_latency_s", "window_bytes", "rtt_weight_bytes", "intra_latency_s", "intra_bandwidth_Bps", "calibration"})
     if (machine.contains(key)) ordered[key] = machine[key];
   int failed = 0;
   if (rank == 0) {

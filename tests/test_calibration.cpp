@@ -119,3 +119,19 @@ TEST_CASE("the latency per link and the window are found from one message's time
   // Routes of one length: no slope to fit.
   CHECK_FALSE(commfit::fit_route_latency(std::vector<commfit::RouteSample>{{2, 3e-6}, {2, 3.1e-6}}));
 }
+
+TEST_CASE("two flows on one link: the first arrives by the shares each rule gives") {
+  // 1 MiB from 1 and from 3 links away over one 10 GB/s link, 1 us to start and 0.25 us a link.
+  commfit::SharedLink link{1e-6, 2.5e-7, 1e10, 0};
+  const double b = 1 << 20;
+  // Equal shares: both at 5 GB/s, the near one first.
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 3, link, false) == doctest::Approx(1.25e-6 + b / 5e9));
+  // By route latency: the near one has 3/4 of the link.
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 3, link, true) == doctest::Approx(1.25e-6 + b / 7.5e9));
+  // From 1 and 7 links away with a window of 7000 B: the far flow is held to 2 GB/s (7000 / 3.5 us),
+  // the near one's cap is 14 GB/s. Equal shares give the near one what the far leaves, 8 GB/s; by
+  // route latency its share is 7/8 of the link, 8.75 GB/s (the far one's 1.25 is under its cap).
+  link.window_bytes = 7000;
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 7, link, false) == doctest::Approx(1.25e-6 + b / 8e9));
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 7, link, true) == doctest::Approx(1.25e-6 + b / 8.75e9));
+}
