@@ -8,6 +8,12 @@ one line per method run, with the planner's estimate beside the simulated time.
 
    run.py --out DIR --build BUILD --driver SMPI_DRIVER --set quick|full|smoke|nodes [--timeout S]
           [--networks flow,ib] [--platforms NAME...] [--mpi-advance SMPI_MPI_ADVANCE]
+          [--machine DIR [--only-auto]]
+
+--machine DIR plans with the machine files commfit-calibrate measured on the same platforms and
+models (bench/smpi/calibrate.sh writes DIR/PLATFORM-MODEL.json) in place of the given figures
+(PLAN_COST, PLAN_NETWORK); the topology is still given. --only-auto plans and runs auto alone (no
+baselines, no alltoallv): its simulated time is then compared with a full sweep's best method.
 
 The set `nodes` (docs/PERFORMANCE.md "Several ranks per node") puts N ranks on each host
 (platforms.py KIND-PxN) and runs AC, auto and the node strategy with two and three steps.
@@ -142,13 +148,19 @@ def main():
     ap.add_argument("--patterns", nargs="*", help="only these patterns of the set (uniform4, stencil27, moe, ...)")
     ap.add_argument("--networks", default="flow,ib", help="network models to run, comma-separated (flow, ib)")
     ap.add_argument("--mpi-advance", metavar="SMPI_MPI_ADVANCE", help="the MPI Advance peer's driver (build_mpi_advance.sh)")
+    ap.add_argument("--machine", metavar="DIR", help="plan with DIR/PLATFORM-MODEL.json (calibrate.sh) in place of the given figures")
+    ap.add_argument("--only-auto", action="store_true", help="plan and run auto alone (with --machine)")
     a = ap.parse_args()
+    if a.only_auto and not a.machine:
+        sys.exit("run.py: --only-auto goes with --machine (it checks auto planned with a measured machine)")
     if a.mpi_advance and not os.path.isfile(a.mpi_advance):
         print("run.py: %s absent (bench/smpi/build_mpi_advance.sh builds it from a checkout of "
               "mpi-advance/locality_aware): MPI Advance peer skipped" % a.mpi_advance, flush=True)
         a.mpi_advance = None
     plan_list = NODE_PLANS if a.set == "nodes" else PLANS
     exec_methods = "ac,exec" if a.set == "nodes" else "ac,ac4,ac16,exec"
+    if a.only_auto:
+        plan_list, exec_methods = [p for p in plan_list if p[0] == "auto"], "exec"
     os.makedirs(a.out, exist_ok=True)
     work = os.path.join(a.out, "smpi_work")
     os.makedirs(work, exist_ok=True)
@@ -176,6 +188,14 @@ def main():
             hosts, _, per = plat.rsplit("-", 1)[1].partition("x")   # KIND-P or KIND-PxN (platforms.py)
             p = int(hosts) * int(per or 1)
             xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
+            cost = PLAN_COST + PLAN_NETWORK[net]
+            if a.only_auto:
+                algs = []
+            if a.machine:
+                machine = os.path.join(a.machine, "%s-%s.json" % (plat, net))
+                if not os.path.isfile(machine):
+                    sys.exit("run.py: %s absent (bench/smpi/calibrate.sh BUILD %s %s writes it)" % (machine, a.machine, plat))
+                cost = ["--machine", machine]
             for kind, size in pats:
                 if a.patterns and kind not in a.patterns:
                     continue
@@ -193,8 +213,7 @@ def main():
                 plans, estimate = [], {}
                 for name, args in plan_list:
                     pl = os.path.join(work, "%s-%s.cfp" % (tag, name.replace("/", "")))
-                    rc, pout, _ = run([commfit, "plan", mat, "--topology", topo[plat]] + PLAN_NETWORK[net] + args + PLAN_COST +
-                                      ["-o", pl], 900, log)
+                    rc, pout, _ = run([commfit, "plan", mat, "--topology", topo[plat]] + args + cost + ["-o", pl], 900, log)
                     if rc != 0:
                         row("commfit:" + name, note="plan failed")
                         failures += 1
@@ -205,12 +224,14 @@ def main():
                     if name != "async":
                         plans.append(("%s(%s)" % (name, chosen.group(1)) if chosen else name, pl, estimate[name]))
                 base = ["smpirun", "-np", str(p), "-platform", xml, "-hostfile", hosts, "-no-privatize"] + SMPI_CFG + NETWORK_CFG[net]
-                if not algs and a.set != "nodes":
+                if not algs and a.set != "nodes" and not a.only_auto:
                     row("alltoallv:*", note="not run at %d ranks: p-1 messages per rank (see run.py)" % p)
                 # First AC (plain and throttled) and the commfit plans (and the bounds), then one run
                 # per alltoallv algorithm: a baseline that times out does not lose the others.
                 # Last, the MPI Advance peer (its own driver, the same options and CSV lines).
                 peer = [("mpia", [a.mpi_advance, "--matrix", mat, "--label", tag])] if a.mpi_advance else []
+                if a.only_auto:
+                    peer = []
                 for k, alg in enumerate([None] + algs + peer):
                     methods = "alltoallv" if k > 0 else exec_methods
                     if isinstance(alg, tuple):
@@ -218,8 +239,9 @@ def main():
                     else:
                         cmd = base + (["--cfg=smpi/alltoallv:" + alg] if alg else []) + [
                             a.driver, "--matrix", mat, "--alg", alg or "none", "--label", tag, "--methods", methods]
-                    if k == 0:
+                    if k == 0 and not a.only_auto:
                         cmd += ["--lb"]
+                    if k == 0:
                         for name, pl, _ in plans:
                             cmd += ["--plan", name + "=" + pl]
                     # An alltoallv at 1024 ranks, and anything at 4096 (AC and commfit: 337 s), get
