@@ -8,6 +8,7 @@
 #   include/commfit/commfit_exec.mod     the Fortran module (gfortran's format)
 #   include/commfit/{ir,passes,planner,backends,workloads}/*.h   the planner's headers ("ir/plan.h")
 #   include/commfit/runtime/in_job.hpp   in-job planning (Executor::plan)
+#   include/commfit/commfit_pattern.{h,hpp}   patterns from global ids (commfit_runtime)
 #   lib/cmake/commfit/                   find_package(commfit [COMPONENTS exec ir planner workloads])
 #   lib/pkgconfig/commfit-{exec,ir,planner,workloads,runtime}.pc
 #   share/commfit/schemas/*.json         the file formats' JSON schemas
@@ -49,6 +50,9 @@ endif()
 if(TARGET commfit_runtime)
   install(FILES ${PROJECT_SOURCE_DIR}/runtime/in_job.hpp ${PROJECT_SOURCE_DIR}/runtime/adapt.hpp
           DESTINATION ${COMMFIT_INSTALL_INCLUDE}/runtime)
+  # Patterns from global ids: beside commfit_exec.h, defined in commfit_runtime.
+  install(FILES ${PROJECT_SOURCE_DIR}/backends/exec/commfit_pattern.h ${PROJECT_SOURCE_DIR}/backends/exec/commfit_pattern.hpp
+          DESTINATION ${COMMFIT_INSTALL_INCLUDE})
 endif()
 if(TARGET commfit_exec_fortran)
   install(FILES ${COMMFIT_FORTRAN_MODULE} DESTINATION ${COMMFIT_INSTALL_INCLUDE})

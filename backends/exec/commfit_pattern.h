@@ -1,0 +1,68 @@
+/* commfit patterns from global ids, C API (docs/PATTERN.md). A program that knows which global ids
+ * each rank owns and which it needs, but not who owns them, gets the exchange from the ids alone:
+ *
+ *   commfit_pattern* p = NULL;
+ *   if (commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, NULL, &p)
+ *       != COMMFIT_EXEC_SUCCESS)
+ *     fprintf(stderr, "%s\n", commfit_exec_last_error());
+ *   commfit_pattern_gather(p, x_owned, x_needed, MPI_DOUBLE);            (owners -> needers)
+ *   commfit_pattern_scatter(p, y_needed, y_owned, MPI_DOUBLE, MPI_SUM);  (needers -> owners)
+ *   commfit_pattern_free(&p);
+ *
+ * Defined in the runtime library (CMake commfit::runtime, pkg-config commfit-runtime), like
+ * commfit_exec_plan: the exchange is planned in the job. Return codes and the error message are the
+ * executor's (commfit_exec.h: COMMFIT_EXEC_*, commfit_exec_last_error). Every function is
+ * collective over the pattern's communicator; an error is returned on every rank with the same code
+ * and message. (Only a NULL out pointer or handle is reported on the calling rank alone.) */
+#ifndef COMMFIT_PATTERN_H
+#define COMMFIT_PATTERN_H
+
+#include "commfit_exec.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct commfit_pattern commfit_pattern;
+
+/* owned[i] is the global id of this rank's i-th owned value, needed[j] the id of its j-th needed
+ * value (ids >= 0). Every id must be owned by exactly one rank; an id needed twice on one rank is
+ * delivered twice, an id needed by its owner is copied locally (no message). The owners are found
+ * with a distributed directory (each id's directory rank: a hash of the id modulo the ranks), then
+ * the exchange is planned in the job as commfit_exec_plan would with plan_options (NULL or "" for
+ * the defaults) and the gather's executor for 8-byte elements is made. Collective. On error *out is
+ * NULL and every rank returns COMMFIT_EXEC_ERR_USAGE with the same message for: an id needed that no
+ * rank owns ("rank 5: directory: id 12 is needed by rank 3 (needed[0]) but owned by no rank"), an id
+ * owned twice ("rank 5: directory: id 12 is owned by ranks 1 and 4"), a negative id, a negative
+ * count, a NULL array with a nonzero count (the leading rank is the one that found it). */
+int commfit_pattern_from_ids(MPI_Comm comm, int64_t n_owned, const int64_t* owned, int64_t n_needed,
+                             const int64_t* needed, const char* plan_options, commfit_pattern** out);
+
+/* Owners to those who need (PetscSFBcast): needed_values[j] = the owner's value of needed[j].
+ * type: a predefined contiguous datatype (MPI_DOUBLE, MPI_FLOAT, MPI_INT, MPI_INT64_T, MPI_CHAR,
+ * MPI_BYTE ...), the same on every rank; others are refused with COMMFIT_EXEC_ERR_USAGE. The first
+ * call with a datatype of a new size plans an executor for that size (collective); later calls
+ * replay it. */
+int commfit_pattern_gather(commfit_pattern* p, const void* owned_values, void* needed_values,
+                           MPI_Datatype type);
+
+/* Back to the owners (PetscSFReduce): each owned value is combined, with op, with every value
+ * needed_values[j] whose id it is, on every rank; the owned value's own content takes part (MPI_SUM
+ * adds to it) and owned values nobody needs are left as they are. op: MPI_SUM, MPI_MAX, MPI_MIN
+ * (for the integer and floating types) or MPI_REPLACE (any type gather takes). Contributions are
+ * combined in a fixed order, by needer rank, then by position in that rank's needed[]: under
+ * MPI_REPLACE the last one wins (the highest needing rank's last occurrence), and floating sums are
+ * reproducible. The reverse executor is planned on the first scatter with a datatype of each size. */
+int commfit_pattern_scatter(commfit_pattern* p, const void* needed_values, void* owned_values,
+                            MPI_Datatype type, MPI_Op op);
+
+/* Frees the pattern (collective: it frees communicators) and sets *p to NULL. NULL is fine. */
+void commfit_pattern_free(commfit_pattern** p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COMMFIT_PATTERN_H */

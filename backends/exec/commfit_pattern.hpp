@@ -1,0 +1,60 @@
+// commfit patterns from global ids, C++ API (docs/PATTERN.md; the C API is commfit_pattern.h):
+//
+//   auto p = commfit::exec::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);   // collective
+//   p.gather(x_owned.data(), x_needed.data(), MPI_DOUBLE);                      // owners -> needers
+//   p.scatter(y_needed.data(), y_owned.data(), MPI_DOUBLE, MPI_SUM);            // back, reduced
+//
+// Defined in commfit_runtime (runtime/pattern.cpp). Every function is collective over the
+// communicator, and every error is raised on every rank as commfit::exec::Error (usage) with the
+// same message.
+#pragma once
+
+#include "commfit_exec.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace commfit::exec {
+
+// What from_ids found, on this rank (the same on every call of the same inputs).
+struct PatternStats {
+  std::int64_t owned = 0, needed = 0;   // the ids given
+  std::int64_t local = 0;               // needed ids this rank owns itself (copied, not sent)
+  int send_peers = 0, recv_peers = 0;   // other ranks this rank sends to / receives from in gather
+  std::int64_t sent = 0, received = 0;  // elements one gather sends to / receives from other ranks
+  std::int64_t directory_ids = 0;       // ids this rank keeps as a directory rank
+};
+
+class Pattern {
+ public:
+  // owned[i]: the global id of this rank's i-th owned value; needed[j]: the id of its j-th needed
+  // value. Finds each needed id's owner with a distributed directory (Pinar and Hendrickson), then
+  // plans the exchange in the job with plan_options (commfit_exec_plan's "key=value" words) and
+  // makes the gather's executor for 8-byte elements. Error (usage) on every rank for an id no rank
+  // owns, an id owned twice, a negative id.
+  static Pattern from_ids(MPI_Comm comm, std::span<const std::int64_t> owned, std::span<const std::int64_t> needed,
+                          const std::string& plan_options = "");
+
+  Pattern(Pattern&&) noexcept;
+  Pattern& operator=(Pattern&&) noexcept;
+  ~Pattern();   // frees communicators: destroy on all ranks before MPI_Finalize
+
+  // needed_values[j] = the owner's owned_values entry of needed[j]. `type`: predefined and
+  // contiguous, the same on every rank.
+  void gather(const void* owned_values, void* needed_values, MPI_Datatype type);
+  // owned_values[i] = op(owned_values[i], each needed_values[j] with needed[j] == owned[i]), in the
+  // order (needing rank, j); op is MPI_SUM, MPI_MAX, MPI_MIN or MPI_REPLACE (the last one wins).
+  void scatter(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op op);
+
+  const PatternStats& stats() const;
+
+  struct Impl;
+  explicit Pattern(std::unique_ptr<Impl> impl);   // internal: from_ids and the C binding build it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commfit::exec

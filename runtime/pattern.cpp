@@ -1,0 +1,462 @@
+// Patterns from global ids (backends/exec/commfit_pattern.{h,hpp}, docs/PATTERN.md). The owner of
+// every needed id is found with the distributed directory of Pinar and Hendrickson ("Communication
+// Support for Adaptive Computation", §2, Fig. 1): each id has a directory rank (a hash of the id
+// modulo p), owners register (id, index) there, needers send their queries there, and the directory
+// answers both sides at once (the rendezvous), so owners learn what to send and needers where it
+// comes from in one round. The exchange is then planned in the job (runtime/in_job.hpp).
+#include "commfit_pattern.h"
+#include "commfit_pattern.hpp"
+
+#include "backends/exec/c_api_detail.h"
+#include "backends/exec/exec_support.h"
+#include "ir/random.h"
+#include "runtime/in_job.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <numeric>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace commfit::exec {
+namespace {
+
+using I64 = std::int64_t;
+
+// The directory rank of an id: a hash, so that blocks of consecutive ids spread over the ranks.
+int directory_rank(I64 id, int size) {
+  return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(size));
+}
+
+// One MPI_Alltoallv of int64 words: `out` holds the words for each rank in rank order, `out_words`
+// how many. Returns the words received, `in_words` how many from each rank. The totals were checked
+// to fit MPI's int counts before (fits_int).
+std::vector<I64> alltoallv(MPI_Comm comm, const std::vector<I64>& out, const std::vector<int>& out_words, const std::vector<int>& in_words) {
+  const std::size_t p = out_words.size();
+  std::vector<int> sd(p), rd(p);
+  std::exclusive_scan(out_words.begin(), out_words.end(), sd.begin(), 0);
+  std::exclusive_scan(in_words.begin(), in_words.end(), rd.begin(), 0);
+  std::vector<I64> in(static_cast<std::size_t>(std::accumulate(in_words.begin(), in_words.end(), I64{0})));
+  MPI_Alltoallv(out.data(), out_words.data(), sd.data(), MPI_INT64_T, in.data(), in_words.data(), rd.data(), MPI_INT64_T, comm);
+  return in;
+}
+
+// "" when the words to send and to receive fit MPI_Alltoallv's int displacements, else the problem.
+std::string fits_int(const std::vector<I64>& out_words, const std::vector<I64>& in_words, const char* step) {
+  const I64 out = std::accumulate(out_words.begin(), out_words.end(), I64{0});
+  const I64 in = std::accumulate(in_words.begin(), in_words.end(), I64{0});
+  if (out <= INT_MAX && in <= INT_MAX) return {};
+  return std::string("the directory's ") + step + " would move " + std::to_string(std::max(out, in)) +
+         " words on one rank, more than MPI_Alltoallv's 2^31 - 1";
+}
+
+// The element types gather and scatter take: predefined, contiguous; `kind` says how to reduce.
+enum class Kind { bytes, f32, f64, s8, s16, s32, s64, u8, u16, u32, u64, other };
+struct Scalar {
+  int size = 0;
+  Kind kind = Kind::other;
+};
+
+Scalar scalar_of(MPI_Datatype t, const char* what) {
+  const std::string refuse = std::string(what) + ": the datatype must be a predefined contiguous one (MPI_DOUBLE, MPI_INT, MPI_INT64_T, ...)";
+  if (t == MPI_DATATYPE_NULL) throw Error(Error::Kind::usage, 0, refuse + ", not MPI_DATATYPE_NULL");
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner != MPI_COMBINER_NAMED) throw Error(Error::Kind::usage, 0, refuse + ", not a derived datatype");
+  MPI_Aint lb = 0, extent = 0;
+  int size = 0;
+  MPI_Type_get_extent(t, &lb, &extent);
+  MPI_Type_size(t, &size);
+  if (lb != 0 || size <= 0 || extent != size) throw Error(Error::Kind::usage, 0, refuse + ", not one with gaps (extent " + std::to_string(extent) + ", size " + std::to_string(size) + ")");
+  Scalar s{size, Kind::other};
+  const auto integer = [&](bool is_signed) {
+    switch (size) {
+      case 1: return is_signed ? Kind::s8 : Kind::u8;
+      case 2: return is_signed ? Kind::s16 : Kind::u16;
+      case 4: return is_signed ? Kind::s32 : Kind::u32;
+      case 8: return is_signed ? Kind::s64 : Kind::u64;
+    }
+    return Kind::other;
+  };
+  const MPI_Datatype signed_types[] = {MPI_SIGNED_CHAR, MPI_INT8_T, MPI_SHORT, MPI_INT16_T, MPI_INT, MPI_INT32_T, MPI_LONG, MPI_LONG_LONG, MPI_INT64_T};
+  const MPI_Datatype unsigned_types[] = {MPI_UNSIGNED_CHAR, MPI_UINT8_T, MPI_UNSIGNED_SHORT, MPI_UINT16_T, MPI_UNSIGNED,
+                                         MPI_UINT32_T, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T};
+  if (t == MPI_DOUBLE && size == 8) s.kind = Kind::f64;
+  else if (t == MPI_FLOAT && size == 4) s.kind = Kind::f32;
+  else if (t == MPI_BYTE) s.kind = Kind::bytes;
+  else if (t == MPI_CHAR) s.kind = integer(std::is_signed_v<char>);
+  else if (std::find(std::begin(signed_types), std::end(signed_types), t) != std::end(signed_types)) s.kind = integer(true);
+  else if (std::find(std::begin(unsigned_types), std::end(unsigned_types), t) != std::end(unsigned_types)) s.kind = integer(false);
+  return s;
+}
+
+enum class Op { sum, max, min, replace };
+
+Op op_of(MPI_Op op) {
+  if (op == MPI_SUM) return Op::sum;
+  if (op == MPI_MAX) return Op::max;
+  if (op == MPI_MIN) return Op::min;
+  if (op == MPI_REPLACE) return Op::replace;
+  throw Error(Error::Kind::usage, 0, "scatter: the op must be MPI_SUM, MPI_MAX, MPI_MIN or MPI_REPLACE");
+}
+
+// owned[idx[k]] = op(owned[idx[k]], in[k]) for k in order. Integer sums wrap (unsigned arithmetic).
+template <class T>
+void reduce_into(unsigned char* owned, const unsigned char* in, const std::vector<I64>& idx, Op op) {
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    T a, b;
+    unsigned char* at = owned + static_cast<std::size_t>(idx[k]) * sizeof(T);
+    std::memcpy(&a, at, sizeof(T));
+    std::memcpy(&b, in + k * sizeof(T), sizeof(T));
+    if (op == Op::sum) {
+      if constexpr (std::is_integral_v<T>) a = static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+      else a = a + b;
+    } else if (op == Op::max) {
+      a = b > a ? b : a;
+    } else {
+      a = b < a ? b : a;
+    }
+    std::memcpy(at, &a, sizeof(T));
+  }
+}
+
+// out[k] = in[idx[k]] (pack) or out[idx[k]] = in[k] (unpack), elements of `size` bytes.
+template <bool Pack>
+void move_elements(unsigned char* out, const unsigned char* in, const std::vector<I64>& idx, std::size_t size) {
+  const auto run = [&](auto sz) {
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const std::size_t i = static_cast<std::size_t>(idx[k]);
+      if constexpr (Pack) std::memcpy(out + k * sz, in + i * sz, sz);
+      else std::memcpy(out + i * sz, in + k * sz, sz);
+    }
+  };
+  switch (size) {  // constant sizes let memcpy become one load and store
+    case 4: run(std::integral_constant<std::size_t, 4>{}); break;
+    case 8: run(std::integral_constant<std::size_t, 8>{}); break;
+    default: run(size);
+  }
+}
+
+}  // namespace
+
+struct Pattern::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;   // our duplicate: the directory's traffic and later planning
+  int rank = 0, size = 0;
+  InJobOptions options;
+  PatternStats stats;
+  // Gather's layout, self block included (at this rank's place): the send buffer holds owned
+  // values by (needing rank, position in its needed[]); the receive buffer needed values by
+  // (owning rank, position in needed[]). Counts and displacements in elements, per rank.
+  std::vector<I64> send_index, recv_slot;
+  std::vector<int> send_count, send_displ, recv_count, recv_displ;
+  std::vector<int> exec_send_count, exec_recv_count;   // the same without the self block
+  std::vector<std::pair<int, Executor>> gathers, scatters;   // by element size
+  std::vector<unsigned char> send_buf, recv_buf;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    gathers.clear(), scatters.clear();
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+
+  // The executor of one direction for elements of `elem` bytes, planned on first use (collective).
+  Executor& executor(bool reverse, int elem) {
+    auto& cache = reverse ? scatters : gathers;
+    for (auto& [e, ex] : cache)
+      if (e == elem) return ex;
+    std::vector<I64> s(static_cast<std::size_t>(size)), r(s.size());
+    for (int q = 0; q < size; ++q) {
+      s[q] = I64{reverse ? exec_recv_count[q] : exec_send_count[q]} * elem;
+      r[q] = I64{reverse ? exec_send_count[q] : exec_recv_count[q]} * elem;
+    }
+    cache.emplace_back(elem, plan_in_job(comm, s.data(), r.data(), options, nullptr, {}, elem));
+    return cache.back().second;
+  }
+
+  void size_buffers(int elem) {
+    const auto bytes = [&](const std::vector<I64>& v) { return std::max<std::size_t>(1, v.size() * static_cast<std::size_t>(elem)); };
+    if (send_buf.size() < bytes(send_index)) send_buf.resize(bytes(send_index));
+    if (recv_buf.size() < bytes(recv_slot)) recv_buf.resize(bytes(recv_slot));
+  }
+
+  // The self block: the values this rank needs of its own, straight from one layout to the other.
+  void copy_self(unsigned char* to, const std::vector<int>& to_displ, const unsigned char* from, const std::vector<int>& from_displ, int elem) {
+    std::memcpy(to + static_cast<std::size_t>(to_displ[rank]) * elem, from + static_cast<std::size_t>(from_displ[rank]) * elem,
+                static_cast<std::size_t>(send_count[rank]) * elem);
+  }
+};
+
+namespace {
+
+// Fig. 1 with the exchange it yields. `caller_error` is this rank's own problem with its arguments
+// (from the C binding), raised on every rank with the first agreement.
+std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> owned, std::span<const I64> needed,
+                                     const std::string& plan_options, std::string caller_error) {
+  if (user_comm == MPI_COMM_NULL) throw Error(Error::Kind::usage, 0, "the communicator is MPI_COMM_NULL");
+  int inter = 0;
+  MPI_Comm_test_inter(user_comm, &inter);
+  if (inter) throw Error(Error::Kind::usage, 0, "a pattern needs an intracommunicator");
+  auto impl = std::make_unique<Pattern::Impl>();
+  Pattern::Impl& m = *impl;
+  MPI_Comm_dup(user_comm, &m.comm);
+  MPI_Comm_rank(m.comm, &m.rank);
+  MPI_Comm_size(m.comm, &m.size);
+  const int p = m.size, me = m.rank;
+  const std::size_t P = static_cast<std::size_t>(p);
+
+  // 0. This rank's arguments: the options parse, every id is >= 0.
+  std::string local = std::move(caller_error);
+  try {
+    m.options = parse_in_job_options(plan_options);
+  } catch (const std::exception& e) {
+    if (local.empty()) local = e.what();
+  }
+  const auto negative = [&](std::span<const I64> ids, const char* name) {
+    for (std::size_t i = 0; i < ids.size() && local.empty(); ++i)
+      if (ids[i] < 0) local = "id " + std::to_string(ids[i]) + " is negative (" + name + "[" + std::to_string(i) + "])";
+  };
+  negative(owned, "owned");
+  negative(needed, "needed");
+  if (!local.empty()) owned = {}, needed = {};   // take part in the counts, send nothing
+
+  // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank.
+  std::vector<int> reg(P), qry(P);
+  for (I64 id : owned) ++reg[directory_rank(id, p)];
+  for (I64 id : needed) ++qry[directory_rank(id, p)];
+  std::vector<int> counts_out(2 * P), counts_in(2 * P);
+  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = reg[d], counts_out[2 * d + 1] = qry[d];
+  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, m.comm);
+  std::vector<I64> out_words(P), in_words(P);
+  for (std::size_t d = 0; d < P; ++d)
+    out_words[d] = 2 * (I64{reg[d]} + qry[d]), in_words[d] = 2 * (I64{counts_in[2 * d]} + counts_in[2 * d + 1]);
+  if (local.empty()) local = fits_int(out_words, in_words, "registrations and queries");
+  agree(m.comm, Error::Kind::usage, local);
+
+  std::vector<int> out_w(out_words.begin(), out_words.end()), in_w(in_words.begin(), in_words.end());
+  std::vector<I64> out(static_cast<std::size_t>(std::accumulate(out_words.begin(), out_words.end(), I64{0})));
+  {
+    std::vector<I64> at(P), q_at(P);
+    I64 o = 0;
+    for (std::size_t d = 0; d < P; ++d) at[d] = o, q_at[d] = o + 2 * I64{reg[d]}, o += out_words[d];
+    for (std::size_t i = 0; i < owned.size(); ++i) {
+      const auto d = static_cast<std::size_t>(directory_rank(owned[i], p));
+      out[static_cast<std::size_t>(at[d]++)] = owned[i], out[static_cast<std::size_t>(at[d]++)] = static_cast<I64>(i);
+    }
+    for (std::size_t j = 0; j < needed.size(); ++j) {
+      const auto d = static_cast<std::size_t>(directory_rank(needed[j], p));
+      out[static_cast<std::size_t>(q_at[d]++)] = needed[j], out[static_cast<std::size_t>(q_at[d]++)] = static_cast<I64>(j);
+    }
+  }
+  const std::vector<I64> in = alltoallv(m.comm, out, out_w, in_w);
+  out = {};
+
+  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
+  //    query answered to its needer (the owner) and told to the owner (needer, position, index).
+  struct Entry {
+    I64 id;
+    int owner;
+    I64 index;
+  };
+  std::vector<Entry> dir;
+  {
+    std::size_t k = 0;
+    for (int s = 0; s < p; ++s) {
+      for (int n = 0; n < counts_in[2 * s]; ++n, k += 2) dir.push_back({in[k], s, in[k + 1]});
+      k += 2 * static_cast<std::size_t>(counts_in[2 * s + 1]);
+    }
+  }
+  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
+  m.stats.directory_ids = static_cast<I64>(dir.size());
+  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
+    if (dir[i].id == dir[i - 1].id) {
+      const Entry &a = dir[i - 1], &b = dir[i];
+      local = a.owner == b.owner ? "directory: id " + std::to_string(a.id) + " is owned twice by rank " + std::to_string(a.owner) + " (owned[" +
+                                       std::to_string(a.index) + "] and owned[" + std::to_string(b.index) + "])"
+                                 : "directory: id " + std::to_string(a.id) + " is owned by ranks " + std::to_string(a.owner) + " and " + std::to_string(b.owner);
+    }
+  std::vector<std::vector<I64>> answers(P), notices(P);   // to each needer / owner
+  {
+    std::size_t k = 0;
+    for (int s = 0; s < p; ++s) {
+      k += 2 * static_cast<std::size_t>(counts_in[2 * s]);
+      for (int n = 0; n < counts_in[2 * s + 1]; ++n, k += 2) {
+        const I64 id = in[k], j = in[k + 1];
+        const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
+        if (e == dir.end() || e->id != id) {
+          if (local.empty()) local = "directory: id " + std::to_string(id) + " is needed by rank " + std::to_string(s) + " (needed[" + std::to_string(j) + "]) but owned by no rank";
+          continue;
+        }
+        answers[static_cast<std::size_t>(s)].push_back(e->owner);
+        notices[static_cast<std::size_t>(e->owner)].insert(notices[static_cast<std::size_t>(e->owner)].end(), {s, j, e->index});
+      }
+    }
+  }
+  agree(m.comm, Error::Kind::usage, local);
+
+  // 3. The directory's answers and notices reach needers and owners.
+  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = static_cast<int>(answers[d].size()), counts_out[2 * d + 1] = static_cast<int>(notices[d].size() / 3);
+  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, m.comm);
+  for (std::size_t d = 0; d < P; ++d)
+    out_words[d] = I64{counts_out[2 * d]} + 3 * I64{counts_out[2 * d + 1]}, in_words[d] = I64{counts_in[2 * d]} + 3 * I64{counts_in[2 * d + 1]};
+  agree(m.comm, Error::Kind::usage, fits_int(out_words, in_words, "answers"));
+  for (std::size_t d = 0; d < P; ++d) {
+    out.insert(out.end(), answers[d].begin(), answers[d].end());
+    out.insert(out.end(), notices[d].begin(), notices[d].end());
+    answers[d] = {}, notices[d] = {};
+  }
+  out_w.assign(out_words.begin(), out_words.end()), in_w.assign(in_words.begin(), in_words.end());
+  const std::vector<I64> back = alltoallv(m.comm, out, out_w, in_w);
+  out = {};
+
+  // 4. The exchange. Needer: the answers come from each directory rank in the order this rank
+  //    queried it (needed[] order); the receive layout is by owner, then position.
+  std::vector<std::size_t> from(P);
+  {
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < P; ++d) from[d] = k, k += static_cast<std::size_t>(in_words[d]);
+  }
+  std::vector<int> owner_of(needed.size());
+  for (std::size_t j = 0; j < needed.size(); ++j) owner_of[j] = static_cast<int>(back[from[static_cast<std::size_t>(directory_rank(needed[j], p))]++]);
+  m.recv_count.assign(P, 0), m.recv_displ.assign(P, 0);
+  for (int o : owner_of) ++m.recv_count[static_cast<std::size_t>(o)];
+  std::exclusive_scan(m.recv_count.begin(), m.recv_count.end(), m.recv_displ.begin(), 0);
+  m.recv_slot.resize(needed.size());
+  {
+    std::vector<int> at = m.recv_displ;
+    for (std::size_t j = 0; j < needed.size(); ++j) m.recv_slot[static_cast<std::size_t>(at[static_cast<std::size_t>(owner_of[j])]++)] = static_cast<I64>(j);
+  }
+  //    Owner: the notices (needer, position, index) after the answers, sorted by needer, then
+  //    position: the send layout, in the order each needer's receive layout expects.
+  std::vector<std::tuple<I64, I64, I64>> sends;
+  for (std::size_t d = 0; d < P; ++d)
+    for (int n = 0; n < counts_in[2 * d + 1]; ++n) {
+      const std::size_t k = from[d] + 3 * static_cast<std::size_t>(n);
+      sends.emplace_back(back[k], back[k + 1], back[k + 2]);
+    }
+  std::sort(sends.begin(), sends.end());
+  m.send_count.assign(P, 0), m.send_displ.assign(P, 0);
+  m.send_index.reserve(sends.size());
+  for (const auto& [s, j, index] : sends) ++m.send_count[static_cast<std::size_t>(s)], m.send_index.push_back(index);
+  std::exclusive_scan(m.send_count.begin(), m.send_count.end(), m.send_displ.begin(), 0);
+  m.exec_send_count = m.send_count, m.exec_recv_count = m.recv_count;
+  m.exec_send_count[static_cast<std::size_t>(me)] = m.exec_recv_count[static_cast<std::size_t>(me)] = 0;
+
+  PatternStats& st = m.stats;
+  st.owned = static_cast<I64>(owned.size()), st.needed = static_cast<I64>(needed.size());
+  st.local = m.recv_count[static_cast<std::size_t>(me)];
+  for (int q = 0; q < p; ++q) {
+    st.send_peers += m.exec_send_count[static_cast<std::size_t>(q)] > 0, st.recv_peers += m.exec_recv_count[static_cast<std::size_t>(q)] > 0;
+    st.sent += m.exec_send_count[static_cast<std::size_t>(q)], st.received += m.exec_recv_count[static_cast<std::size_t>(q)];
+  }
+
+  // 5. The gather's executor for 8-byte elements (double, int64): planning problems show here.
+  m.executor(false, 8);
+  return impl;
+}
+
+}  // namespace
+
+Pattern::Pattern(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Pattern::Pattern(Pattern&&) noexcept = default;
+Pattern& Pattern::operator=(Pattern&&) noexcept = default;
+Pattern::~Pattern() = default;
+
+Pattern Pattern::from_ids(MPI_Comm comm, std::span<const std::int64_t> owned, std::span<const std::int64_t> needed, const std::string& plan_options) {
+  return Pattern(build(comm, owned, needed, plan_options, {}));
+}
+
+const PatternStats& Pattern::stats() const { return impl_->stats; }
+
+void Pattern::gather(const void* owned_values, void* needed_values, MPI_Datatype type) {
+  Impl& m = *impl_;
+  const Scalar t = scalar_of(type, "gather");
+  Executor& ex = m.executor(false, t.size);
+  m.size_buffers(t.size);
+  move_elements<true>(m.send_buf.data(), static_cast<const unsigned char*>(owned_values), m.send_index, static_cast<std::size_t>(t.size));
+  m.copy_self(m.recv_buf.data(), m.recv_displ, m.send_buf.data(), m.send_displ, t.size);
+  ex.execute(m.send_buf.data(), m.exec_send_count.data(), m.send_displ.data(), type, m.recv_buf.data(), m.exec_recv_count.data(),
+             m.recv_displ.data(), type);
+  move_elements<false>(static_cast<unsigned char*>(needed_values), m.recv_buf.data(), m.recv_slot, static_cast<std::size_t>(t.size));
+}
+
+void Pattern::scatter(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op mpi_op) {
+  Impl& m = *impl_;
+  const Scalar t = scalar_of(type, "scatter");
+  const Op op = op_of(mpi_op);
+  if (op != Op::replace && (t.kind == Kind::other || t.kind == Kind::bytes))
+    throw Error(Error::Kind::usage, 0, "scatter: MPI_SUM, MPI_MAX and MPI_MIN need an integer or floating datatype (MPI_REPLACE takes any)");
+  Executor& ex = m.executor(true, t.size);
+  m.size_buffers(t.size);
+  // The reverse of gather: needed values packed in the receive layout, sent back to the send layout.
+  move_elements<true>(m.recv_buf.data(), static_cast<const unsigned char*>(needed_values), m.recv_slot, static_cast<std::size_t>(t.size));
+  m.copy_self(m.send_buf.data(), m.send_displ, m.recv_buf.data(), m.recv_displ, t.size);
+  ex.execute(m.recv_buf.data(), m.exec_recv_count.data(), m.recv_displ.data(), type, m.send_buf.data(), m.exec_send_count.data(),
+             m.send_displ.data(), type);
+  auto* o = static_cast<unsigned char*>(owned_values);
+  const unsigned char* in = m.send_buf.data();
+  if (op == Op::replace) return move_elements<false>(o, in, m.send_index, static_cast<std::size_t>(t.size));   // in order: the last wins
+  switch (t.kind) {
+    case Kind::f32: return reduce_into<float>(o, in, m.send_index, op);
+    case Kind::f64: return reduce_into<double>(o, in, m.send_index, op);
+    case Kind::s8: return reduce_into<std::int8_t>(o, in, m.send_index, op);
+    case Kind::s16: return reduce_into<std::int16_t>(o, in, m.send_index, op);
+    case Kind::s32: return reduce_into<std::int32_t>(o, in, m.send_index, op);
+    case Kind::s64: return reduce_into<std::int64_t>(o, in, m.send_index, op);
+    case Kind::u8: return reduce_into<std::uint8_t>(o, in, m.send_index, op);
+    case Kind::u16: return reduce_into<std::uint16_t>(o, in, m.send_index, op);
+    case Kind::u32: return reduce_into<std::uint32_t>(o, in, m.send_index, op);
+    case Kind::u64: return reduce_into<std::uint64_t>(o, in, m.send_index, op);
+    case Kind::bytes:
+    case Kind::other: break;
+  }
+}
+
+}  // namespace commfit::exec
+
+// The C binding: exceptions to the executor's status codes and per-thread message
+// (backends/exec/c_api_detail.h, shared with runtime/c_api_plan.cpp).
+struct commfit_pattern {
+  commfit::exec::Pattern pattern;
+};
+
+using namespace commfit::exec::c_api;
+
+extern "C" {
+
+int commfit_pattern_from_ids(MPI_Comm comm, int64_t n_owned, const int64_t* owned, int64_t n_needed, const int64_t* needed,
+                             const char* plan_options, commfit_pattern** out) {
+  if (!out) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_from_ids: out is NULL");
+  *out = nullptr;
+  // This rank's own problems travel through the first agreement: the other ranks are in the call.
+  std::string error;
+  if (n_owned < 0 || n_needed < 0) error = "commfit_pattern_from_ids: a negative count of ids";
+  else if ((n_owned > 0 && !owned) || (n_needed > 0 && !needed)) error = "commfit_pattern_from_ids: the ids are NULL";
+  if (!error.empty()) n_owned = n_needed = 0;
+  return guarded([&] {
+    std::span<const std::int64_t> o(owned, static_cast<std::size_t>(n_owned)), n(needed, static_cast<std::size_t>(n_needed));
+    *out = new commfit_pattern{commfit::exec::Pattern(commfit::exec::build(comm, o, n, plan_options ? plan_options : "", error))};
+  });
+}
+
+int commfit_pattern_gather(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Datatype type) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_gather: the pattern is NULL");
+  return guarded([&] { p->pattern.gather(owned_values, needed_values, type); });
+}
+
+int commfit_pattern_scatter(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op op) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_scatter: the pattern is NULL");
+  return guarded([&] { p->pattern.scatter(needed_values, owned_values, type, op); });
+}
+
+void commfit_pattern_free(commfit_pattern** p) {
+  if (!p) return;
+  delete *p;
+  *p = nullptr;
+}
+
+}  // extern "C"
