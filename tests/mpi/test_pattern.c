@@ -1,0 +1,266 @@
+/* Patterns from global ids (commfit_pattern.h) from C. 10^5 sparse ids owned by a seeded
+ * permutation split unevenly (rank 1 owns nothing), needed with locality plus a random part, with
+ * duplicates and self-owned ids (the last rank of three or more needs nothing). Gather of MPI_DOUBLE,
+ * MPI_INT64_T and MPI_INT checked value by value against a function of the id; scatter with MPI_SUM,
+ * MPI_MAX, MPI_MIN and MPI_REPLACE checked against a reference made with plain MPI_Alltoallv from
+ * the test's own knowledge of the owners; then the errors (an id nobody owns, an id owned twice, a
+ * negative id, a derived datatype, an unsupported op): the same code and message on every rank,
+ * the id named, no pattern made.
+ * Usage: mpirun -np N test_pattern */
+#include "backends/exec/commfit_pattern.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, failures;
+
+#define CHECK(cond, what)                                                    \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      ++failures;                                                            \
+      fprintf(stderr, "FAIL rank %d: %s (line %d)\n", rank, what, __LINE__); \
+    }                                                                        \
+  } while (0)
+
+enum { N = 100000 };
+
+static uint64_t state;
+static uint64_t next_random(void) { /* splitmix64: the same stream on every rank */
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static int64_t id_of(int64_t g) { return 7 * g + 3; } /* sparse ids */
+static double dvalue(int64_t id) { return (double)id * 0.5 + 1.0 / (double)(id + 1); }
+static int64_t ivalue(int64_t id) { return id * 1000003 ^ (id << 17); }
+
+/* The ownership: perm[k] is a global index; rank r owns perm[start[r] .. start[r + 1]). */
+static int64_t* perm;
+static int64_t start[65];
+static int* owner_of_g;     /* owner of global index g */
+static int64_t* local_of_g; /* its index in the owner's owned[] */
+
+static void make_ownership(void) {
+  int64_t k, total_weight = 0, at = 0;
+  int r;
+  perm = malloc(sizeof(int64_t) * N);
+  owner_of_g = malloc(sizeof(int) * N);
+  local_of_g = malloc(sizeof(int64_t) * N);
+  for (k = 0; k < N; ++k) perm[k] = k;
+  state = 12345;
+  for (k = N - 1; k > 0; --k) {
+    int64_t j = (int64_t)(next_random() % (uint64_t)(k + 1)), t = perm[k];
+    perm[k] = perm[j];
+    perm[j] = t;
+  }
+  for (r = 0; r < size; ++r) total_weight += (size > 1 && r == 1) ? 0 : r + 2; /* uneven, rank 1 none */
+  for (r = 0; r < size; ++r) {
+    start[r] = at;
+    at += (r == size - 1) ? N - at : N * ((size > 1 && r == 1) ? 0 : r + 2) / total_weight;
+  }
+  start[size] = N;
+  for (r = 0; r < size; ++r)
+    for (k = start[r]; k < start[r + 1]; ++k) owner_of_g[perm[k]] = r, local_of_g[perm[k]] = k - start[r];
+}
+
+/* This rank's needs: a window of the permutation around its own slice (some self-owned, some the
+ * neighbours'), a random part, and repeats. The last of three or more ranks needs nothing. */
+static int64_t* make_needed(int64_t* n_out) {
+  int64_t n = 0, k, cap = 20000, lo, hi;
+  int64_t* needed = malloc(sizeof(int64_t) * cap);
+  if (size >= 3 && rank == size - 1) {
+    *n_out = 0;
+    return needed;
+  }
+  state = 777 + (uint64_t)rank;
+  lo = start[rank] - 1500;
+  hi = start[rank] + 1500;
+  for (k = lo; k < hi; k += 2) needed[n++] = id_of(perm[(k + N) % N]);
+  for (k = 0; k < 3000; ++k) needed[n++] = id_of((int64_t)(next_random() % N));
+  for (k = 0; k < 500; ++k) { /* duplicates */
+    int64_t again = needed[next_random() % (uint64_t)n];
+    needed[n++] = again;
+  }
+  *n_out = n;
+  return needed;
+}
+
+/* What scatter must give, made with MPI_Alltoallv alone: every needed value travels with its
+ * position to the owner, which combines them in (sender rank, position) order. op: 0 sum, 1 max,
+ * 2 min, 3 replace. */
+static void reference_scatter(const int64_t* needed, int64_t n_needed, const int64_t* owned_ids, int64_t n_owned,
+                              const void* values, int is_double, int op, void* result) {
+  int *sc = calloc(size, sizeof(int)), *rc = calloc(size, sizeof(int)), *sd = calloc(size, sizeof(int)),
+      *rd = calloc(size, sizeof(int)), *at = calloc(size, sizeof(int));
+  int64_t j, k, total = 0;
+  int q;
+  int64_t* sb;
+  int64_t* rb;
+  (void)owned_ids;
+  for (j = 0; j < n_needed; ++j) sc[owner_of_g[(needed[j] - 3) / 7]] += 2;
+  MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+  for (q = 1; q < size; ++q) sd[q] = sd[q - 1] + sc[q - 1], rd[q] = rd[q - 1] + rc[q - 1];
+  for (q = 0; q < size; ++q) total += rc[q];
+  sb = malloc(sizeof(int64_t) * (size_t)(2 * n_needed + 1));
+  rb = malloc(sizeof(int64_t) * (size_t)(total + 1));
+  for (j = 0; j < n_needed; ++j) {
+    int o = owner_of_g[(needed[j] - 3) / 7];
+    sb[sd[o] + at[o]] = needed[j];
+    memcpy(&sb[sd[o] + at[o] + 1], (const char*)values + 8 * j, 8);
+    at[o] += 2;
+  }
+  MPI_Alltoallv(sb, sc, sd, MPI_INT64_T, rb, rc, rd, MPI_INT64_T, MPI_COMM_WORLD);
+  for (k = 0; k < total; k += 2) { /* rd is in rank order: (sender, position) order */
+    int64_t g = (rb[k] - 3) / 7, i = local_of_g[g];
+    CHECK(owner_of_g[g] == rank && i < n_owned, "reference: an id sent to a rank that does not own it");
+    if (is_double) {
+      double a = ((double*)result)[i], b;
+      memcpy(&b, &rb[k + 1], 8);
+      ((double*)result)[i] = op == 0 ? a + b : op == 1 ? (b > a ? b : a) : op == 2 ? (b < a ? b : a) : b;
+    } else {
+      int64_t a = ((int64_t*)result)[i], b = rb[k + 1];
+      ((int64_t*)result)[i] = op == 0 ? a + b : op == 1 ? (b > a ? b : a) : op == 2 ? (b < a ? b : a) : b;
+    }
+  }
+  free(sc); free(rc); free(sd); free(rd); free(at); free(sb); free(rb);
+}
+
+/* The same error code and message on every rank, naming `id`, and no pattern. */
+static void expect_error(const char* what, int rc, commfit_pattern* p, const char* id, const char* text) {
+  const char* msg = commfit_exec_last_error();
+  int lo = 0, hi = 0, len = (int)strlen(msg), len_lo = 0, len_hi = 0;
+  unsigned sum = 0, sum_lo = 0, sum_hi = 0;
+  const char* c;
+  char line[600];
+  for (c = msg; *c; ++c) sum = sum * 31u + (unsigned char)*c;
+  MPI_Allreduce(&rc, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&rc, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&len, &len_lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&len, &len_hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&sum, &sum_lo, 1, MPI_UNSIGNED, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&sum, &sum_hi, 1, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD);
+  snprintf(line, sizeof line, "%s: rc %d, message \"%s\"", what, rc, msg);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE, line);
+  CHECK(lo == hi && len_lo == len_hi && sum_lo == sum_hi, line); /* the same everywhere */
+  CHECK(p == NULL, line);
+  CHECK(strstr(msg, id) != NULL, line);
+  CHECK(strstr(msg, text) != NULL, line);
+  if (rank == 0) printf("  %s: %s\n", what, msg);
+}
+
+int main(int argc, char** argv) {
+  int64_t n_owned, n_needed, i, j;
+  int64_t *owned, *needed;
+  commfit_pattern* p = NULL;
+  int rc, op;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+  make_ownership();
+  n_owned = start[rank + 1] - start[rank];
+  owned = malloc(sizeof(int64_t) * (size_t)(n_owned + 2));
+  for (i = 0; i < n_owned; ++i) owned[i] = id_of(perm[start[rank] + i]);
+  needed = make_needed(&n_needed);
+
+  rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, NULL, &p);
+  CHECK(rc == COMMFIT_EXEC_SUCCESS && p != NULL, commfit_exec_last_error());
+  if (p) {
+    double* od = malloc(8 * (size_t)(n_owned + 1));
+    double* nd = malloc(8 * (size_t)(n_needed + 1));
+    double* rd = malloc(8 * (size_t)(n_owned + 1));
+    int64_t* oi = malloc(8 * (size_t)(n_owned + 1));
+    int64_t* ni = malloc(8 * (size_t)(n_needed + 1));
+    int64_t* ri = malloc(8 * (size_t)(n_owned + 1));
+    int* o4 = malloc(4 * (size_t)(n_owned + 1));
+    int* n4 = malloc(4 * (size_t)(n_needed + 1));
+    int iter, bad = 0;
+    for (i = 0; i < n_owned; ++i) od[i] = dvalue(owned[i]), oi[i] = ivalue(owned[i]), o4[i] = (int)(owned[i] % 1000003);
+
+    /* Gather, twice each (the second replays the executor). */
+    for (iter = 0; iter < 2; ++iter) {
+      for (j = 0; j < n_needed; ++j) nd[j] = -1, ni[j] = -1, n4[j] = -1;
+      rc = commfit_pattern_gather(p, od, nd, MPI_DOUBLE);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      rc = commfit_pattern_gather(p, oi, ni, MPI_INT64_T);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      rc = commfit_pattern_gather(p, o4, n4, MPI_INT);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      for (j = 0; j < n_needed; ++j)
+        bad += nd[j] != dvalue(needed[j]) || ni[j] != ivalue(needed[j]) || n4[j] != (int)(needed[j] % 1000003);
+    }
+    CHECK(bad == 0, "gather: a needed value is not its owner's");
+
+    /* Scatter: each op on doubles and on int64, against the MPI_Alltoallv reference. The needed
+     * values differ per rank and position so that the order of the combination shows. */
+    for (op = 0; op < 4; ++op) {
+      static const char* names[] = {"MPI_SUM", "MPI_MAX", "MPI_MIN", "MPI_REPLACE"};
+      MPI_Op mpi_op = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : op == 2 ? MPI_MIN : MPI_REPLACE;
+      char what[80];
+      for (j = 0; j < n_needed; ++j) nd[j] = (double)((rank * 7919 + j * 31) % 1009) * 0.25 - 100, ni[j] = (rank * 7919 + j * 31) % 1009 - 500;
+      for (i = 0; i < n_owned; ++i) od[i] = rd[i] = dvalue(owned[i]) - 1000, oi[i] = ri[i] = ivalue(owned[i]) % 1000;
+      reference_scatter(needed, n_needed, owned, n_owned, nd, 1, op, rd);
+      reference_scatter(needed, n_needed, owned, n_owned, ni, 0, op, ri);
+      rc = commfit_pattern_scatter(p, nd, od, MPI_DOUBLE, mpi_op);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      rc = commfit_pattern_scatter(p, ni, oi, MPI_INT64_T, mpi_op);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      for (bad = 0, i = 0; i < n_owned; ++i) bad += od[i] != rd[i] || oi[i] != ri[i];
+      snprintf(what, sizeof what, "scatter %s: an owned value differs from the reference", names[op]);
+      CHECK(bad == 0, what);
+    }
+
+    /* Refused arguments: a derived datatype, an op outside the four. */
+    {
+      MPI_Datatype pair;
+      MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+      MPI_Type_commit(&pair);
+      rc = commfit_pattern_gather(p, od, nd, pair);
+      CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "predefined contiguous") != NULL, "derived datatype");
+      MPI_Type_free(&pair);
+      rc = commfit_pattern_scatter(p, nd, od, MPI_DOUBLE, MPI_PROD);
+      CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "MPI_SUM, MPI_MAX, MPI_MIN or MPI_REPLACE") != NULL, "MPI_PROD");
+    }
+    free(od); free(nd); free(rd); free(oi); free(ni); free(ri); free(o4); free(n4);
+  }
+  commfit_pattern_free(&p);
+  CHECK(p == NULL, "free");
+  commfit_pattern_free(&p);
+
+  /* Errors on every rank. An id nobody owns, needed by rank 0. */
+  {
+    char id[40];
+    int64_t extra = id_of(N + 5), keep = n_needed ? needed[0] : 0;
+    if (rank == 0) needed[0] = extra;
+    snprintf(id, sizeof id, "id %lld ", (long long)extra);
+    p = (commfit_pattern*)&p; /* not NULL: must be cleared */
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, NULL, &p);
+    expect_error("unowned id", rc, p, id, "owned by no rank");
+    if (rank == 0) needed[0] = keep;
+
+    /* An id owned twice: the last rank also owns rank 0's first id. */
+    extra = id_of(perm[0]);
+    snprintf(id, sizeof id, "id %lld ", (long long)extra);
+    if (rank == size - 1) owned[n_owned] = extra;
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned + (rank == size - 1), owned, n_needed, needed, NULL, &p);
+    expect_error("doubly owned id", rc, p, id, size > 1 ? "is owned by ranks 0 and" : "is owned twice by rank 0");
+
+    /* A negative id, needed by the last rank. */
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, rank == size - 1 ? 1 : n_needed,
+                                  rank == size - 1 ? (int64_t[]){-5} : needed, NULL, &p);
+    expect_error("negative id", rc, p, "id -5 ", "is negative");
+  }
+
+  {
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_pattern: %d ranks, %d ids, %d failures\n", size, N, all);
+    free(perm); free(owner_of_g); free(local_of_g); free(owned); free(needed);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
+  }
+}
