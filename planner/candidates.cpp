@@ -26,7 +26,7 @@ std::vector<CandidateRow> candidates_for(const CommMatrix& m, const PlanOptions&
       row.name = name;
       row.options = base;
       row.options.strategy = s->entry.name;
-      if (value) choice(row.options, *s->sweep) = *value;
+      if (value) set_choice(row.options, *s->sweep, *value);
       row.skipped = skipped;
       rows.push_back(std::move(row));
     };

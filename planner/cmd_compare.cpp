@@ -7,6 +7,7 @@
 #include "planner/file_defaults.h"
 #include "planner/limits.h"
 #include "planner/network_options.h"
+#include "planner/plan_option.h"
 #include "planner/units.h"
 
 #include <nlohmann/json.hpp>
@@ -21,10 +22,7 @@ namespace {
 struct CompareCommand {
   std::string matrix;
   std::optional<MatrixFormat> input_format;
-  std::string topology;
   std::string node_map;
-  CLI::Option* tau = nullptr;
-  CLI::Option* bandwidth = nullptr;
   std::shared_ptr<NetworkFlags> network;
   PlanOptions plan;
   std::optional<std::uint64_t> max_memory;
@@ -36,7 +34,7 @@ int run_compare(const CompareCommand& c) {
   PlanOptions o = c.plan;
   o.threads = threads_or_default(c.threads);
   const MatrixFile in = read_matrix(c.matrix, c.input_format);
-  apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_file_defaults(in, c.matrix, command_line_machine(*c.network->app, c.node_map), o);
   apply_network_flags(*c.network, o);
   PlanOptions every = o;   // the estimate of auto, which plans every candidate (planner/limits.h)
   every.strategy = "auto";
@@ -75,12 +73,12 @@ void add_compare_command(CLI::App& app, Runner& run) {
   auto c = std::make_shared<CompareCommand>();
   CLI::App* sub = app.add_subcommand("compare", "Plan every candidate strategy and print the table --strategy auto chooses from");
   add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
-  sub->add_option("--topology", c->topology, "Machine (as for plan): full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:..., dragonfly:..., +nodeN or +map:LIST");
+  constexpr const char* kMachineKeys[] = {"topology"};
+  add_plan_options(sub, c->plan, kMachineKeys);
   add_node_map_option(sub, c->node_map);
-  sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
-  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
-  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
-  c->network = add_network_options(sub, c->plan.cost.network);
+  constexpr const char* kModelKeys[] = {"seed", "tau", "bandwidth"};
+  add_plan_options(sub, c->plan, kModelKeys);
+  c->network = add_network_options(sub, c->plan);
   sub->add_option("--max-memory", c->max_memory, "Refuse matrices whose plans would need more than BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
   add_threads_option(sub, c->threads);
   sub->add_flag("--json", c->json, "Print the comparison as JSON (schemas/compare.schema.json), without planning times");

@@ -9,6 +9,7 @@
 #include "planner/limits.h"
 #include "planner/network_options.h"
 #include "planner/pipeline.h"
+#include "planner/plan_option.h"
 #include "planner/strategy_table.h"
 #include "planner/units.h"
 
@@ -40,13 +41,11 @@ struct PlanCommand {
   bool time_passes = false;
   std::optional<Bytes> memory;
   std::string memory_file;
-  std::string topology;
   std::string node_map;
   std::optional<std::uint64_t> max_memory;   // default: planner/limits.h default_memory_limit()
   std::optional<int> threads;                // default: planner/limits.h usable_cpus()
-  CLI::Option* tau = nullptr;
-  CLI::Option* bandwidth = nullptr;
   std::shared_ptr<NetworkFlags> network;
+  const CLI::App* app = nullptr;   // the subcommand: which options its command line gave
   // The options only some strategies read (the strategy table says which), as given.
   std::vector<std::pair<StrategyOption, CLI::Option*>> strategy_options;
 };
@@ -168,7 +167,7 @@ int run_plan(const PlanCommand& c) {
       throw InputError(c.memory_file, "", "expected " + std::to_string(in.matrix.ranks) + " byte counts (one per rank), got " + std::to_string(o.memory.size()));
   }
   // The machine and the cost model: the command line's, else the matrix file's, else defaults.
-  apply_file_defaults(in, c.matrix, {c.topology, c.node_map, c.tau->count() > 0, c.bandwidth->count() > 0}, o);
+  apply_file_defaults(in, c.matrix, command_line_machine(*c.app, c.node_map), o);
   apply_network_flags(*c.network, o);
   // Refuse up front, with the estimate, a plan that would not fit in memory (planner/limits.h).
   check_plan_memory(in.matrix, o, c.matrix, c.max_memory);
@@ -223,39 +222,23 @@ void add_plan_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand("plan", "Plan a communication matrix into a verified per-rank schedule");
   add_matrix_argument(sub, c->matrix, c->input_format, "Matrix file");
   sub->add_option("-o,--output", c->output, "Plan to write: a directory, or one binary file when the name ends in .cfp (default: <matrix stem>.plan, or <matrix stem>.cfp above 4096 ranks)");
-  sub->add_option("--strategy", c->plan.strategy, "Strategy: " + strategy_names())->capture_default_str();
-  // The options only some strategies read: their values and readers come from the strategy table.
-  auto strategy_option = [&](StrategyOption option, CLI::Option* cli) { c->strategy_options.emplace_back(option, cli); };
-  strategy_option(StrategyOption::algorithm,
-                  sub->add_option("--algorithm", c->plan.algorithm, "Decomposition (" + option_choices_text(StrategyOption::algorithm) + ")")
-                      ->capture_default_str());
-  strategy_option(StrategyOption::chunk,
-                  sub->add_option("--chunk", c->plan.chunk, "direct/quantised: piece size in bytes (0: chosen by the cost model)")->transform(quantity_transform(Quantity::bytes, true))->capture_default_str());
-  strategy_option(StrategyOption::variant,
-                  sub->add_option("--variant", c->plan.variant, "Split (" + option_choices_text(StrategyOption::variant) + ")")->capture_default_str());
-  strategy_option(StrategyOption::method,
-                  sub->add_option("--method", c->plan.method, "Memory method (" + option_choices_text(StrategyOption::method) + ")")->capture_default_str());
-  strategy_option(StrategyOption::concurrency,
-                  sub->add_option("--concurrency", c->plan.concurrency,
-                                  "bounded: messages per port per phase (" + option_choices_text(StrategyOption::concurrency) + ")")
-                      ->capture_default_str());
-  strategy_option(StrategyOption::max_outstanding,
-                  sub->add_option("--max-outstanding", c->plan.max_outstanding,
-                                  "throttled: requests in flight per rank (" + option_choices_text(StrategyOption::max_outstanding) + ")")
-                      ->capture_default_str());
-  strategy_option(StrategyOption::steps,
-                  sub->add_option("--steps", c->plan.steps, "node: hops between nodes (" + option_choices_text(StrategyOption::steps) + ")")
-                      ->capture_default_str());
-  strategy_option(StrategyOption::memory,
-                  sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange, or with a unit (8MiB, 1.5GB; overrides the matrix's \"memory\")")
-                      ->transform(quantity_transform(Quantity::bytes, true)));
-  strategy_option(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
-  sub->add_option("--topology", c->topology, "Machine: full, hypercube:D, mesh:AxB, torus:AxBxC, fattree:L;down;up;parallel, dragonfly:G,b;C,k;B,g;N, each +nodeN or +map:LIST");
+  // The planning options (planner/plan_option.h); those only some strategies read are checked
+  // against the strategy table once parsed.
+  constexpr const char* kStrategyKeys[] = {"strategy", "algorithm", "chunk", "variant", "method", "concurrency", "max-outstanding", "steps"};
+  c->app = sub;
+  for (const auto& [key, cli] : add_plan_options(sub, c->plan, kStrategyKeys))
+    if (const PlanOptionEntry* e = find_plan_option(key); e->strategy_option) c->strategy_options.emplace_back(*e->strategy_option, cli);
+  c->strategy_options.emplace_back(
+      StrategyOption::memory,
+      sub->add_option("--memory", c->memory, "Free bytes of every rank before the exchange, or with a unit (8MiB, 1.5GB; overrides the matrix's \"memory\")")
+          ->transform(quantity_transform(Quantity::bytes, true)));
+  c->strategy_options.emplace_back(StrategyOption::memory, sub->add_option("--memory-file", c->memory_file, "File of free bytes per rank, one number per rank"));
+  constexpr const char* kMachineKeys[] = {"topology"};
+  add_plan_options(sub, c->plan, kMachineKeys);
   add_node_map_option(sub, c->node_map);
-  sub->add_option("--seed", c->plan.seed, "Seed of every random choice")->capture_default_str();
-  c->tau = sub->add_option("--tau", c->plan.cost.tau_s, "Per-message start-up time, seconds (or with a unit: 2us, 500ns)")->transform(quantity_transform(Quantity::seconds))->capture_default_str();
-  c->bandwidth = sub->add_option("--bandwidth", c->plan.cost.bandwidth_Bps, "Link bandwidth, bytes per second (or with a unit: 12.5GB/s, 100Gbps)")->transform(quantity_transform(Quantity::rate))->capture_default_str();
-  c->network = add_network_options(sub, c->plan.cost.network);
+  constexpr const char* kModelKeys[] = {"seed", "tau", "bandwidth"};
+  add_plan_options(sub, c->plan, kModelKeys);
+  c->network = add_network_options(sub, c->plan);
   sub->add_option("--max-memory", c->max_memory, "Refuse plans whose estimated memory exceeds BYTES (default: physical memory, or the cgroup's or Slurm's limit when lower)")->transform(quantity_transform(Quantity::bytes, true));
   add_threads_option(sub, c->threads);
   sub->add_flag("--verify-each", c->plan.verify_each, "Run the verifier after every pass (always on in Debug builds)");

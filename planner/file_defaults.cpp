@@ -1,6 +1,9 @@
 #include "planner/file_defaults.h"
 
 #include "ir/error.h"
+#include "planner/plan_option.h"
+
+#include <cstdio>
 
 #include <cctype>
 #include <sstream>
@@ -9,14 +12,31 @@
 
 namespace commfit {
 
+CommandLineMachine command_line_machine(const CLI::App& sub, const std::string& node_map) {
+  auto given = [&](const char* flag) {
+    const CLI::Option* option = sub.get_option_no_throw(flag);
+    return option && option->count() > 0;
+  };
+  return {given("--topology"), node_map, given("--tau"), given("--bandwidth")};
+}
+
 void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o) {
+  // The file's figures are numbers the matrix reader checked (positive, finite); written with 17
+  // digits they read back to the same double.
+  auto set = [&](const char* field, const char* key) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", in.cost[field].get<double>());
+    try {
+      set_plan_option(o, key, text);
+    } catch (const UsageError& e) {
+      throw InputError(path, std::string("/cost/") + field, e.what());
+    }
+  };
   if (in.cost.is_object()) {
-    if (in.cost.contains("tau_s") && !cli.tau_given) o.cost.tau_s = in.cost["tau_s"].get<double>();
-    if (in.cost.contains("bandwidth_Bps") && !cli.bandwidth_given) o.cost.bandwidth_Bps = in.cost["bandwidth_Bps"].get<double>();
+    if (in.cost.contains("tau_s") && !cli.tau_given) set("tau_s", "tau");
+    if (in.cost.contains("bandwidth_Bps") && !cli.bandwidth_given) set("bandwidth_Bps", "bandwidth");
   }
-  if (!cli.topology.empty()) {
-    o.topology = Topology::parse(cli.topology);
-  } else if (!in.topology.is_null()) {
+  if (!cli.topology_given && !in.topology.is_null()) {   // else the command line's, already in o
     try {
       o.topology = Topology::from_json(in.topology);
     } catch (const UsageError& e) {

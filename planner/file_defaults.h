@@ -15,15 +15,20 @@
 namespace commfit {
 
 struct CommandLineMachine {
-  std::string topology;         // --topology (empty: not given)
+  bool topology_given = false;  // --topology given (its value is in the PlanOptions already)
   std::string node_map;         // --node-map FILE (empty: not given)
   bool tau_given = false;       // --tau given
   bool bandwidth_given = false; // --bandwidth given
 };
 
-// Sets o.topology and o.cost from the command line, else from the file `path` read into `in`,
-// then places the ranks by the --node-map file, if given. A bad "topology" in the file is an
-// InputError naming the file and /topology; a bad node map one naming the map file and the line.
+// What the command line of `sub` (plan, compare) gave of the machine.
+CommandLineMachine command_line_machine(const CLI::App& sub, const std::string& node_map);
+
+// Sets o.topology and o.cost from the file `path` read into `in` where the command line gave
+// none (the file's tau and bandwidth go through the planning options' reader,
+// planner/plan_option.h), then places the ranks by the --node-map file, if given. A bad
+// "topology" in the file is an InputError naming the file and /topology; a bad node map one
+// naming the map file and the line.
 void apply_file_defaults(const MatrixFile& in, const std::string& path, const CommandLineMachine& cli, PlanOptions& o);
 
 // A node map file (docs/FORMAT.md "Node maps"): one entry per rank, in rank order, separated by

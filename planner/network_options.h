@@ -15,20 +15,17 @@
 namespace commfit {
 
 struct NetworkFlags {
-  std::string network = "flow";
-  std::string ib_factors;   // empty: SimGrid's example values
-  std::string machine;      // --machine FILE ("": none)
-  CLI::Option* ib_option = nullptr;
+  std::string machine;             // --machine FILE ("": none)
   const CLI::App* app = nullptr;   // the subcommand: which options its command line gave
 };
 
-// Adds the options to `sub`; --overhead and --eager-limit write into `net` directly.
-std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, NetworkOptions& net);
+// Adds the options to `sub`: the network model's planning options (planner/plan_option.h), read
+// into `o` as the command line is parsed, and --machine.
+std::shared_ptr<NetworkFlags> add_network_options(CLI::App* sub, PlanOptions& o);
 
-// After parsing, and after the matrix file's defaults (apply_file_defaults): the model and the IB
-// factors into `o.cost.network`, then the machine file's figures for every option the command line
-// did not give. Throws UsageError for --ib-factors that are not three positive numbers, or given
-// with --network flow; InputError for a machine file that cannot be read or is not one.
+// After parsing, and after the matrix file's defaults (apply_file_defaults): the machine file's
+// figures for every option the command line did not give. Throws UsageError for --ib-factors with
+// a model that is not ib; InputError for a machine file that cannot be read or is not one.
 void apply_network_flags(const NetworkFlags& flags, PlanOptions& o);
 
 }  // namespace commfit

@@ -15,15 +15,17 @@
 
 namespace commfit {
 
+// The options a plan is made with. Each one a user can give has one entry in the table of
+// planner/plan_option.h, the one reader of its value (command line, in-job words, matrix file).
 struct PlanOptions {
   // Which options a strategy reads, and the values it accepts: its strategy table entry.
   std::string strategy = "direct";     // "auto" or one of strategy_table()
   std::string algorithm = "optimal";   // direct and two-stage: the decomposition
   std::string variant = "transport";   // two-stage: which intermediaries carry the extra bytes
   std::string method = "parking";      // memory
-  std::string concurrency = "4";       // bounded: messages per port per phase
-  std::string max_outstanding = "4";   // throttled: requests in flight per rank
-  std::string steps = "3";             // node: hops of a message between nodes (3 or 2)
+  unsigned concurrency = 4;            // bounded: messages per port per phase
+  unsigned max_outstanding = 4;        // throttled: requests in flight per rank
+  unsigned steps = 3;                  // node: hops of a message between nodes (3 or 2)
   Bytes chunk = 0;                     // direct/quantised: piece size; 0 = chosen by the cost model
   std::vector<Bytes> memory;           // free bytes per rank overriding the matrix's (empty: keep)
   Topology topology;                   // the machine (default full: a crossbar)

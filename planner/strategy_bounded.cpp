@@ -22,7 +22,7 @@ constexpr NamedEntry kConcurrency[] = {
 };
 
 StrategyOutput run_bounded(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
-  const int k = std::stoi(o.concurrency);   // one of kConcurrency (check_choices)
+  const int k = static_cast<int>(o.concurrency);   // one of kConcurrency (check_choices)
   StrategyOutput out;
   Schedule phases = passes.run(Pass::decompose, [&] { return decompose_optimal(m); });
   out.schedule = passes.run(Pass::group_phases, [&] { return group_phases(phases, k); }, k);
@@ -42,7 +42,7 @@ const Strategy& bounded_strategy() {
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
-      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, std::stoi(o.concurrency) / 16.0); },   // flows in flight
+      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, o.concurrency / 16.0); },   // flows in flight
   };
   return s;
 }

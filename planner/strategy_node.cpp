@@ -39,8 +39,8 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   out.options["ranks_per_node"] = per;
   out.options["direct_from"] = direct_from;
   out.options["ride_below"] = ride_below;
-  out.options["steps"] = o.steps;
-  const NodeSteps steps = o.steps == "2" ? NodeSteps::two : NodeSteps::three;   // check_choices: "3" or "2"
+  out.options["steps"] = std::to_string(o.steps);   // provenance, as the choice is named
+  const NodeSteps steps = o.steps == 2 ? NodeSteps::two : NodeSteps::three;   // check_choices: 3 or 2
   // Aggregation groups: the node, or a part of it (N / 2, N / 4, ... while whole and >= 2 ranks;
   // N is the most ranks on any node, and a group never straddles nodes: NodeGroups). Smaller
   // groups send more, smaller network messages but shorten the scatter inside the node, which can

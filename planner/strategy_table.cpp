@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "planner/near_miss.h"
+#include "planner/plan_option.h"
 
 #include <algorithm>
 #include <limits>
@@ -59,19 +60,22 @@ const char* flag(StrategyOption o) {
   return "?";
 }
 
-std::string& choice(PlanOptions& o, StrategyOption option) {
-  switch (option) {
-    case StrategyOption::algorithm: return o.algorithm;
-    case StrategyOption::variant: return o.variant;
-    case StrategyOption::method: return o.method;
-    case StrategyOption::concurrency: return o.concurrency;
-    case StrategyOption::max_outstanding: return o.max_outstanding;
-    case StrategyOption::steps: return o.steps;
-    default: internal_error("strategy table", std::string(flag(option)) + " is not a choice option");
-  }
+namespace {
+
+const PlanOptionEntry& option_entry(StrategyOption option) {
+  for (const PlanOptionEntry& e : plan_option_table())
+    if (e.strategy_option == option && e.text) return e;
+  internal_error("strategy table", std::string(flag(option)) + " is not a choice option");
 }
 
-const std::string& choice(const PlanOptions& o, StrategyOption option) { return choice(const_cast<PlanOptions&>(o), option); }
+}  // namespace
+
+std::string choice(const PlanOptions& o, StrategyOption option) { return option_entry(option).text(o); }
+
+void set_choice(PlanOptions& o, StrategyOption option, const std::string& name) {
+  if (const std::string why = option_entry(option).set(o, name); !why.empty())
+    internal_error("strategy table", std::string(flag(option)) + " " + name + ": " + why);
+}
 
 std::span<const NamedEntry> sweep_choices(const Strategy& s) {
   if (!s.sweep) return {};
@@ -102,7 +106,7 @@ void check_given_options(const std::string& strategy, std::span<const StrategyOp
 void check_choices(const Strategy& s, const PlanOptions& o) {
   for (const OptionEntry& e : s.options) {
     if (e.choices.empty()) continue;
-    const std::string& value = choice(o, e.option);
+    const std::string value = choice(o, e.option);
     if (!has_entry(e.choices, value)) {
       std::vector<std::string> names;
       for (const NamedEntry& c : e.choices) names.emplace_back(c.name);

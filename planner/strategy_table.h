@@ -39,9 +39,10 @@ struct StrategyOutput {
 enum class StrategyOption { algorithm, variant, method, chunk, memory, concurrency, max_outstanding, steps };
 
 const char* flag(StrategyOption o);   // "--algorithm"
-// The value of a choice option (algorithm, variant, method) in `o`.
-std::string& choice(PlanOptions& o, StrategyOption option);
-const std::string& choice(const PlanOptions& o, StrategyOption option);
+// A choice option's value in `o` as its table of choices names it ("optimal", "8"), and setting
+// it by that name: through the option's entry in planner/plan_option.h.
+std::string choice(const PlanOptions& o, StrategyOption option);
+void set_choice(PlanOptions& o, StrategyOption option, const std::string& name);
 
 struct OptionEntry {
   StrategyOption option;

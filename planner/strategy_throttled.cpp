@@ -22,7 +22,7 @@ constexpr NamedEntry kWindows[] = {
 
 StrategyOutput run_throttled(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   StrategyOutput out = async_strategy().run(m, o, passes);
-  out.max_outstanding = static_cast<std::uint32_t>(std::stoul(o.max_outstanding));   // one of kWindows
+  out.max_outstanding = o.max_outstanding;   // one of kWindows (check_choices)
   out.options["max_outstanding"] = out.max_outstanding;
   return out;
 }
@@ -40,7 +40,7 @@ const Strategy& throttled_strategy() {
       .needs_memory_limits = false,
       .auto_skip = nullptr,
       .pieces = [](const CommMatrix& m, const PlanOptions&) { return network_messages(m); },
-      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, std::stoi(o.max_outstanding) / 16.0); },   // flows in flight
+      .plan_cost = [](const PlanOptions& o) { return std::min(1.0, o.max_outstanding / 16.0); },   // flows in flight
   };
   return s;
 }

@@ -144,9 +144,9 @@ std::vector<std::pair<std::string, std::string>> argument_fields(const InJobOpti
           {"algorithm", p.algorithm},
           {"variant", p.variant},
           {"method", p.method},
-          {"concurrency", p.concurrency},
-          {"max-outstanding", p.max_outstanding},
-          {"steps", p.steps},
+          {"concurrency", std::to_string(p.concurrency)},
+          {"max-outstanding", std::to_string(p.max_outstanding)},
+          {"steps", std::to_string(p.steps)},
           {"chunk", std::to_string(p.chunk)},
           {"memory", std::to_string(o.memory_per_rank) + "/" + memory},
           {"topology", p.topology.spec() + (o.detect_nodes ? " (nodes detected)" : "")},
@@ -212,7 +212,7 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
   } else if (key == "keep") o.keep = value;
   else if (key == "root") o.root = static_cast<int>(std::min<std::uint64_t>(option_whole(key, value, "a rank"), INT_MAX));
   else {
-    std::vector<std::string> keys(plan_option_keys().begin(), plan_option_keys().end());
+    std::vector<std::string> keys = plan_option_keys();
     keys.insert(keys.end(), std::begin(kInJobKeys), std::end(kInJobKeys));
     std::string list;
     for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;

@@ -239,7 +239,7 @@ TEST_CASE("throttled_plans_carry_their_window_and_are_offered_to_auto_one_per_k"
   o.strategy = "async";
   const Plan ac = make_plan(m, o);
   o.strategy = "throttled";
-  o.max_outstanding = "4";
+  o.max_outstanding = 4;
   const Plan windowed = make_plan(m, o);
   for (const RankSchedule& rs : windowed.ranks) CHECK(rs.max_outstanding == 4);
   CHECK(windowed.manifest.phases == 1);

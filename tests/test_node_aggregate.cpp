@@ -218,12 +218,12 @@ TEST_CASE("strategy node: plans verify through make_plan, and it needs ranks per
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) CHECK(again.ranks[r].steps == plan.ranks[r].steps);
   o.topology = Topology::parse("torus:4x2+node5");   // the last node partly full (40 ranks)
   CHECK(make_plan(m, o).manifest.phases == 3);
-  o.steps = "2";
+  o.steps = 2;
   CHECK(make_plan(m, o).manifest.phases == 2);
   CHECK(make_plan(m, o).manifest.options.value("steps", "") == "2");
-  o.steps = "4";
+  o.steps = 4;
   CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("unknown steps \"4\" for strategy node"), UsageError);
-  o.steps = "3";
+  o.steps = 3;
   o.topology = Topology();
   CHECK_THROWS_WITH_AS(make_plan(m, o), doctest::Contains("strategy node needs several ranks per node"), UsageError);
 }

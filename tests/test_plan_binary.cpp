@@ -338,7 +338,7 @@ TEST_CASE("plan_binary_is_compact") {
 TEST_CASE("plan_binary_keeps_the_request_window") {
   PlanOptions o;
   o.strategy = "throttled";
-  o.max_outstanding = "16";
+  o.max_outstanding = 16;
   const Plan plan = make_plan(gen_random_sparse(6, 0.6, 999, 5, false), o);
   const fs::path file = scratch("window.cfp");
   write_plan_binary(plan, file);

@@ -72,7 +72,7 @@ TEST_CASE("plan_dir_staged_steps_round_trip") {
 TEST_CASE("rank_schedule_request_window") {
   PlanOptions o;
   o.strategy = "throttled";
-  o.max_outstanding = "8";
+  o.max_outstanding = 8;
   const Plan plan = make_plan(gen_random_sparse(6, 0.6, 5000, 4, false), o);
   CHECK(plan.manifest.options["max_outstanding"] == 8);
   for (const RankSchedule& rs : plan.ranks) {

@@ -3,6 +3,7 @@
 // caller.
 #include "ir/error.h"
 #include "planner/plan_option.h"
+#include "planner/strategy_table.h"
 
 #include <doctest/doctest.h>
 
@@ -27,15 +28,16 @@ TEST_CASE("set_plan_option: every key sets its field") {
     CHECK_MESSAGE(set_plan_option(o, key, setting.second), key);
     set_keys.insert(key);
   }
-  std::set<std::string> listed(plan_option_keys().begin(), plan_option_keys().end());
+  const std::vector<std::string> keys = plan_option_keys();
+  std::set<std::string> listed(keys.begin(), keys.end());
   CHECK(listed == set_keys);   // the list names every key, and the test sets each
   CHECK(o.strategy == "bounded");
   CHECK(o.algorithm == "rs_n");
   CHECK(o.variant == "bhj");
   CHECK(o.method == "relaxation");
-  CHECK(o.concurrency == "8");
-  CHECK(o.max_outstanding == "16");
-  CHECK(o.steps == "2");
+  CHECK(o.concurrency == 8);
+  CHECK(o.max_outstanding == 16);
+  CHECK(o.steps == 2);
   CHECK(o.chunk == 65536);
   CHECK(o.topology.spec() == "torus:2x2x2");
   CHECK(o.seed == 9);
@@ -74,8 +76,12 @@ TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; oth
   CHECK(refused("seed", "") == "seed=: expected a whole number");
   CHECK(refused("window", "inf").starts_with("window=inf: expected a size"));
   CHECK(refused("intra-bandwidth", "0").starts_with("intra-bandwidth=0: expected a rate above 0"));
-  CHECK(refused("topology", "torus:0").find("torus") != std::string::npos);
   CHECK(refused("seed", "12abc") == "seed=12abc: expected a whole number");
+  CHECK(refused("concurrency", "eight") == "concurrency=eight: expected a whole number below 2^32");
+  CHECK(refused("steps", "4294967296") == "steps=4294967296: expected a whole number below 2^32");
+  CHECK(refused("chunk", "1.5KB") == "chunk=1.5KB: expected a whole number of bytes (or with a unit: 64KiB)");
+  CHECK(refused("eager-limit", "0.5") == "eager-limit=0.5: expected a whole number of bytes (or with a unit: 64KiB)");
+  CHECK(refused("topology", "torus:0") == "topology=torus:0: every dimension size must be at least 1");
   CHECK_THROWS_WITH_AS(option_quantity("memory", "1e400", Quantity::bytes, "a size"), "memory=1e400: expected a size", UsageError);
   CHECK(option_quantity("memory", "8MiB", Quantity::bytes, "a size") == 8388608);
   CHECK(option_whole("root", "7", "a rank") == 7);
@@ -95,6 +101,34 @@ TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; oth
   CHECK(set_plan_option(o, "strategy", "bounded"));
   CHECK(set_plan_option(o, "concurrency", "3"));
   CHECK_THROWS_AS(check_plan_options(o), UsageError);
+}
+
+}  // namespace
+}  // namespace commfit
+
+namespace commfit {
+namespace {
+
+TEST_CASE("plan options: each entry reads back what it writes, and the choices go through it") {
+  // Every entry with a text: setting its default's text leaves the options as they were.
+  for (const PlanOptionEntry& e : plan_option_table()) {
+    if (!e.text) continue;
+    PlanOptions o;
+    const std::string before = e.text(o);
+    CHECK_MESSAGE(e.set(o, before).empty(), e.key);
+    CHECK_MESSAGE(e.text(o) == before, e.key);
+  }
+  // The strategy table's choices are set and read by name through the same entries.
+  PlanOptions o;
+  set_choice(o, StrategyOption::concurrency, "16");
+  CHECK(o.concurrency == 16);
+  CHECK(choice(o, StrategyOption::concurrency) == "16");
+  set_choice(o, StrategyOption::algorithm, "lp");
+  CHECK(o.algorithm == "lp");
+  CHECK(choice(o, StrategyOption::steps) == "3");
+  // A strategy option's entry names the option the strategy table knows it by.
+  for (const PlanOptionEntry& e : plan_option_table())
+    if (e.strategy_option) CHECK(std::string(flag(*e.strategy_option)) == std::string("--") + e.key);
 }
 
 }  // namespace

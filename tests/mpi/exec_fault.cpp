@@ -68,7 +68,7 @@ void rewrite(const fs::path& p, const std::function<std::string(std::string)>& e
 fs::path edited_window_plan(const std::string& name) {
   PlanOptions o;
   o.strategy = "throttled";
-  o.max_outstanding = "4";
+  o.max_outstanding = 4;
   const fs::path dir = write_dir(make_plan(matrix_a(size), o), name);
   rewrite(dir / rank_file_name(1, size), [](std::string s) {
     const std::size_t at = s.find("\"max_outstanding\": 4,");
@@ -289,7 +289,7 @@ const std::map<std::string, std::function<void()>> faults = {
     {"edited_window_binary", [] {   // the same in a .cfp, its checksums recomputed
        PlanOptions o;
        o.strategy = "throttled";
-       o.max_outstanding = "4";
+       o.max_outstanding = 4;
        Plan plan = make_plan(matrix_a(size), o);
        plan.ranks[1].max_outstanding = 8;
        exec::Executor::load(write_bin(plan, "w.cfp").string(), MPI_COMM_WORLD);

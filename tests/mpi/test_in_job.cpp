@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
                                                               "intra-latency=200ns intra-bandwidth=5GB/s eager-limit=8KiB steps=2 topology=full+node2");
     const NetworkOptions& n = net.plan.cost.network;
     chk.check(n.model == Network::ib && n.ib.be == 0.9 && n.link_latency_s > 0.99e-7 && n.link_latency_s < 1.01e-7 && n.window_bytes == 4194304 &&
-                  n.rtt_weight_bytes == 8775 && n.intra_bandwidth_Bps == 5e9 && n.eager_limit == 8192 && net.plan.steps == "2" && !net.detect_nodes,
+                  n.rtt_weight_bytes == 8775 && n.intra_bandwidth_Bps == 5e9 && n.eager_limit == 8192 && net.plan.steps == 2 && !net.detect_nodes,
               "network options by name");
     // machine=FILE: the file's figures where no key gives one, before or after it; a plan made with
     // it records the file; a bad file is refused through the C API's agreement on every rank.
