@@ -115,7 +115,7 @@ class Simulation {
       return;
     }
     msgs_ = plan.messages();
-    win_ = plan.windows();
+    win_ = plan.max_outstanding();
     wops_.assign(static_cast<std::size_t>(p_), {});
     wcur_.assign(static_cast<std::size_t>(p_), 0);
     wfly_.assign(static_cast<std::size_t>(p_), 0);
@@ -557,7 +557,7 @@ class Simulation {
 std::vector<PlanMessage> plan_messages(const Plan& plan) { return PlanTraffic(plan).messages(); }
 
 PlanTraffic::PlanTraffic(Rank ranks, Phase phases, bool keep_messages)
-    : ranks_(ranks), phases_(phases), keep_(keep_messages), windows_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
+    : ranks_(ranks), phases_(phases), keep_(keep_messages), max_outstanding_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
       bytes_out_(static_cast<std::size_t>(ranks), 0), bytes_in_(static_cast<std::size_t>(ranks), 0), runs_out_(static_cast<std::size_t>(ranks), 0),
       runs_in_(static_cast<std::size_t>(ranks), 0) {}
 
@@ -568,7 +568,7 @@ PlanTraffic::PlanTraffic(const Plan& plan, bool keep_messages)
 
 void PlanTraffic::add(const RankSchedule& r) {
   commfit_assert(r.rank >= 0 && r.rank < ranks_, "PlanTraffic", "a rank schedule of another plan");
-  windows_[r.rank] = r.max_outstanding;
+  max_outstanding_[r.rank] = r.max_outstanding;
   const std::size_t n = r.steps.size();
   // A receive: a message in when it starts a run of receives of one phase and peer.
   auto received = [&](std::size_t k) {

@@ -83,7 +83,7 @@ class PlanTraffic {
   // Empty once dropped (messages_dropped()).
   const std::vector<PlanMessage>& messages() const { return messages_; }
   bool messages_dropped() const { return dropped_; }
-  const std::vector<std::uint32_t>& windows() const { return windows_; }   // per rank, max_outstanding
+  const std::vector<std::uint32_t>& max_outstanding() const { return max_outstanding_; }   // per rank, its request window
   const std::vector<Bytes>& phase_max() const { return phase_max_; }      // per phase, its largest message
   // Per rank: messages sent and received (runs of one phase and peer) and their bytes.
   const std::vector<std::int64_t>& runs_out() const { return runs_out_; }
@@ -98,7 +98,7 @@ class PlanTraffic {
   bool keep_;
   bool dropped_ = false;
   std::vector<PlanMessage> messages_;
-  std::vector<std::uint32_t> windows_;
+  std::vector<std::uint32_t> max_outstanding_;
   std::vector<Bytes> phase_max_, bytes_out_, bytes_in_;
   std::vector<std::int64_t> runs_out_, runs_in_;
   Bytes sent_ = 0;
