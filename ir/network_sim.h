@@ -13,8 +13,8 @@
 //  - eager messages (bytes < eager_limit) leave at once and cost the receiver `overhead` of CPU
 //    when it completes them (SMPI's smpi/or); larger ones (rendezvous) start only once the
 //    receiver has posted its receive (entered that phase) and complete on both sides on arrival;
-//  - with link_latency_s, a route's latency is its links times it; with window_bytes, a flow's
-//    rate is at most window / (2 latency), SimGrid's TCP-gamma bound;
+//  - with link_latency_s, a route's latency is its links times it; with window_bytes (the TCP
+//    window), a flow's rate is at most window_bytes / (2 latency), SimGrid's TCP-gamma bound;
 //  - with rtt_weight_bytes (>= 0), the sharing is weighted as SimGrid CM02's: a flow's penalty is
 //    its route's latency + rtt_weight_bytes x the sum of 1 / bandwidth over its route's links
 //    (SimGrid's network/weight-S), and the flows a resource limits get rates in proportion to
@@ -31,8 +31,11 @@
 //    receivers has more than 2 flows in); a flow into a receiver with c > 1 flows in pays
 //    (flows from this sender) Be (distinct senders); the larger of the two applies. Senders and
 //    receivers are nodes (hosts), and messages inside a node take no penalty, as in SimGrid.
-// The plan ends when its last rank does. Deterministic: the same plan and options give the same
-// time, bit for bit.
+// The plan ends when its last rank does. Events due within overhead / 20 of each other happen
+// together, at the latest of their times (late, never early). Deterministic: the same plan and
+// options give the same time, bit for bit.
+// The code: the event loop and the flows in ir/network_sim.cpp, each rank's posting and completions
+// in ir/posting_protocol.h, the rates in ir/max_min_sharing.h, the IB penalties in ir/ib_penalties.h.
 #pragma once
 
 #include "ir/comm_matrix.h"
@@ -83,7 +86,7 @@ class PlanTraffic {
   // Empty once dropped (messages_dropped()).
   const std::vector<PlanMessage>& messages() const { return messages_; }
   bool messages_dropped() const { return dropped_; }
-  const std::vector<std::uint32_t>& windows() const { return windows_; }   // per rank, max_outstanding
+  const std::vector<std::uint32_t>& max_outstanding() const { return max_outstanding_; }   // per rank, its request window
   const std::vector<Bytes>& phase_max() const { return phase_max_; }      // per phase, its largest message
   // Per rank: messages sent and received (runs of one phase and peer) and their bytes.
   const std::vector<std::int64_t>& runs_out() const { return runs_out_; }
@@ -98,7 +101,7 @@ class PlanTraffic {
   bool keep_;
   bool dropped_ = false;
   std::vector<PlanMessage> messages_;
-  std::vector<std::uint32_t> windows_;
+  std::vector<std::uint32_t> max_outstanding_;
   std::vector<Bytes> phase_max_, bytes_out_, bytes_in_;
   std::vector<std::int64_t> runs_out_, runs_in_;
   Bytes sent_ = 0;
