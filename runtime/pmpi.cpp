@@ -72,7 +72,7 @@
 namespace {
 
 using commfit::exec::Executor;
-using commfit::exec::InJobOptions;
+using commfit::runtime::InJobOptions;
 
 // The root of an in-job plan plans on a thread of its own (the planner makes no MPI call). Not
 // under SimGrid SMPI (bench/smpi/build_pmpi.sh): its ranks share one process whose globals it
@@ -257,7 +257,7 @@ struct CommState {
   Signature lag_last;                            // the pattern the last agreement saw
   // The plan being made for `job_pattern` while the calls go on (the lagged path): the root plans
   // on a thread of its own; every rank installs it at the agreement that says the root is done.
-  std::unique_ptr<commfit::exec::PlanningJob> job;
+  std::unique_ptr<commfit::runtime::PlanningJob> job;
   Pattern* job_pattern = nullptr;
   int job_agreements = 0;                        // agreements started since it was
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
@@ -448,7 +448,7 @@ void read_config() {
     if (const char* v = env("COMMFIT_OPTIONS")) {
       InJobOptions parsed;
       try {
-        parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
+        parsed = commfit::runtime::parse_in_job_options(std::string("strategy=auto ") + v);
       } catch (const std::exception& e) {
         throw commfit::UsageError(std::string("COMMFIT_OPTIONS: ") + e.what());
       }
@@ -465,7 +465,7 @@ void read_config() {
     for (const auto& [name, key] : {std::pair{"COMMFIT_STRATEGY", "strategy"}, {"COMMFIT_TOPOLOGY", "topology"}, {"COMMFIT_NETWORK", "network"}})
       if (const char* v = env(name)) {
         try {
-          commfit::exec::set_in_job_option(config.options, key, v);
+          commfit::runtime::set_in_job_option(config.options, key, v);
         } catch (const std::exception& e) {
           throw commfit::UsageError(std::string(name) + ": " + e.what());
         }
@@ -473,14 +473,14 @@ void read_config() {
     // The machine file last: its figures apply where no variable gave one.
     if (const char* v = env("COMMFIT_MACHINE")) {
       try {
-        commfit::exec::set_in_job_option(config.options, "machine", v);
+        commfit::runtime::set_in_job_option(config.options, "machine", v);
       } catch (const std::exception& e) {
         throw commfit::UsageError(std::string("COMMFIT_MACHINE: ") + e.what());
       }
     }
     // A strategy or option value the planner would refuse is refused now, not once per pattern.
     try {
-      commfit::exec::check_in_job_options(config.options);
+      commfit::runtime::check_in_job_options(config.options);
     } catch (const std::exception& e) {
       throw commfit::UsageError(std::string(env("COMMFIT_STRATEGY") ? "COMMFIT_STRATEGY" : "COMMFIT_OPTIONS") + ": " + e.what());
     }
@@ -672,7 +672,7 @@ Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
   if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
   if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
     try {
-      const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
+      const commfit::CommMatrix m = commfit::runtime::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
       if (s->rank == 0) record_matrix(m, s->size, sig.a);
     } catch (const std::exception& e) {
       say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
@@ -702,7 +702,7 @@ void make_room(CommState* s, const Pattern* model) {
 }
 
 // Pattern `p`'s in-job plan, made: cached, counted, said.
-void adopt(CommState* s, Pattern& p, Executor executor, commfit::exec::InJobReport& report) {
+void adopt(CommState* s, Pattern& p, Executor executor, commfit::runtime::InJobReport& report) {
   p.executor = std::make_unique<Executor>(std::move(executor));
   p.schedule = std::move(report.schedule);
   p.estimate_s = report.estimate_s;
@@ -721,13 +721,13 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   make_room(s, model);
   const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
   if (model && s->planned < config.max_plans) {
-    commfit::exec::AdaptReport report;
+    commfit::runtime::AdaptReport report;
     try {
       // The adapted plan is named by the agreed count signature, not a SHA-256 of the matrix (the
       // interposer never gathers it); the name stays in memory and in messages, never in a plan file.
       char fingerprint[48];
       std::snprintf(fingerprint, sizeof fingerprint, "counts:%016" PRIx64 "%016" PRIx64, sig.a, sig.b);
-      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
+      p.executor = std::make_unique<Executor>(commfit::runtime::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
                                                                            config.options, config.slack, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
@@ -740,9 +740,9 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
       say("commfit-pmpi: adapting a pattern failed (%s); it goes to MPI\n", e.what());
     }
   } else if (s->planned < config.max_plans) {
-    commfit::exec::InJobReport report;
+    commfit::runtime::InJobReport report;
     try {
-      adopt(s, p, commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report), report);
+      adopt(s, p, commfit::runtime::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report), report);
     } catch (const std::exception& e) {
       p.failed = true;
       ++totals.plan_failed;
@@ -881,7 +881,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
     const double t0 = PMPI_Wtime();
     Pattern& q = *s->job_pattern;
     make_room(s, nullptr);
-    commfit::exec::InJobReport report;
+    commfit::runtime::InJobReport report;
     try {
       adopt(s, q, s->job->finish(&report), report);
     } catch (const std::exception& e) {
@@ -904,7 +904,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
       s->lagged_calls >= config.plan_after) {
     const double t0 = PMPI_Wtime();
     try {
-      s->job = std::make_unique<commfit::exec::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
+      s->job = std::make_unique<commfit::runtime::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
       s->job_pattern = &p, s->job_agreements = 0;
     } catch (const std::exception& e) {   // raised on every rank alike
       p.failed = true;
