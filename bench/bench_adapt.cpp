@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
         adapt.push_back(seconds_of([&] {
           adapted = 0;
           for (const RankSchedule& r : plan.ranks)
-            adapted += exec::adapt_schedule(r, rows[static_cast<std::size_t>(r.rank)].data(), cols[static_cast<std::size_t>(r.rank)].data(),
+            adapted += runtime::adapt_schedule(r, rows[static_cast<std::size_t>(r.rank)].data(), cols[static_cast<std::size_t>(r.rank)].data(),
                                             plan.manifest.matrix_fingerprint)
                            .has_value();
         }));

@@ -48,9 +48,9 @@ int main(int argc, char** argv) {
   for (int q = 0; q < p; ++q) sc[q] = count(rank, q), sd[q] = st, st += sc[q], rc[q] = count(q, rank), rd[q] = rt, rt += rc[q];
   std::vector<char> send(static_cast<std::size_t>(st) + 1, 1), recv(static_cast<std::size_t>(rt) + 1);
   std::vector<std::int64_t> s64(sc.begin(), sc.end()), r64(rc.begin(), rc.end());
-  commfit::exec::InJobOptions o;
+  commfit::runtime::InJobOptions o;
   o.plan.strategy = "auto";
-  commfit::exec::Executor ex = commfit::exec::plan_in_job(MPI_COMM_WORLD, s64.data(), r64.data(), o);
+  commfit::exec::Executor ex = commfit::runtime::plan_in_job(MPI_COMM_WORLD, s64.data(), r64.data(), o);
   auto intercepted = [&] { MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD); };
   auto direct = [&] { ex.execute(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data()); };
   auto mpi = [&] { PMPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(), rd.data(), MPI_BYTE, MPI_COMM_WORLD); };

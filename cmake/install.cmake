@@ -7,7 +7,7 @@
 #   include/commfit/commfit_exec.{h,hpp}, migrate.hpp   the executor: <commfit/commfit_exec.hpp>
 #   include/commfit/commfit_exec.mod     the Fortran module (gfortran's format)
 #   include/commfit/{ir,passes,planner,backends,workloads}/*.h   the planner's headers ("ir/plan.h")
-#   include/commfit/runtime/in_job.hpp   in-job planning (Executor::plan)
+#   include/commfit/runtime/{in_job,adapt}.hpp   in-job planning (commfit::runtime::plan)
 #   include/commfit/commfit_pattern.{h,hpp}   patterns from global ids (commfit_runtime)
 #   lib/cmake/commfit/                   find_package(commfit [COMPONENTS exec ir planner workloads])
 #   lib/pkgconfig/commfit-{exec,ir,planner,workloads,runtime}.pc
@@ -50,8 +50,9 @@ endif()
 if(TARGET commfit_runtime)
   install(FILES ${PROJECT_SOURCE_DIR}/runtime/in_job.hpp ${PROJECT_SOURCE_DIR}/runtime/adapt.hpp
           DESTINATION ${COMMFIT_INSTALL_INCLUDE}/runtime)
-  # Patterns from global ids: beside commfit_exec.h, defined in commfit_runtime.
-  install(FILES ${PROJECT_SOURCE_DIR}/backends/exec/commfit_pattern.h ${PROJECT_SOURCE_DIR}/backends/exec/commfit_pattern.hpp
+  # Patterns from global ids (runtime/commfit_pattern.{h,hpp}): beside commfit_exec.h, whose codes
+  # and error message they use.
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/commfit_pattern.h ${PROJECT_SOURCE_DIR}/runtime/commfit_pattern.hpp
           DESTINATION ${COMMFIT_INSTALL_INCLUDE})
 endif()
 if(TARGET commfit_exec_fortran)
@@ -136,6 +137,6 @@ if(TARGET commfit_exec)
     "${mpi_pc}" "-I\${includedir} -I\${includedir}/commfit" "${exec_libs}")
   # In-job planning: the executor and the planner (whose headers need JSON, Eigen and C++20). C and
   # Fortran callers of commfit_exec_plan take the executor's Cflags and these Libs.
-  commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (Executor::plan, commfit_exec_plan)"
+  commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (commfit::runtime::plan, commfit_exec_plan, patterns from global ids)"
     "commfit-exec, commfit-planner" "-I\${includedir}/commfit" "-lcommfit_runtime")
 endif()

@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
-namespace commfit::exec {
+namespace commfit::runtime {
+
+using exec::agree;
+using exec::Error;
+using exec::Executor;
+
 namespace {
 
 // Per phase, the largest network message this rank sends or receives in it; also its network
@@ -153,4 +158,4 @@ Executor adapt_or_plan(MPI_Comm comm, const RankSchedule& old, const std::int64_
   return std::move(*ex);
 }
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime

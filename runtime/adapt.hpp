@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace commfit::exec {
+namespace commfit::runtime {
 
 // This rank's schedule for new counts (bytes, MPI_Alltoallv's row and column of this rank) with
 // the structure of `old`: every message in its phase, with its new size. nullopt when `old` cannot
@@ -36,7 +36,7 @@ struct AdaptReport {
 // bandwidth) against their lower bounds (h tau + t / bandwidth). Keeps the adapted plan when every
 // rank could adapt and its estimate / LB is at most `slack` times the old plan's; otherwise
 // re-plans in-job with `options`. Returns the executor of the plan kept.
-Executor adapt_or_plan(MPI_Comm comm, const RankSchedule& old, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
+exec::Executor adapt_or_plan(MPI_Comm comm, const RankSchedule& old, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
                        const std::string& fingerprint, const InJobOptions& options, double slack, AdaptReport* report);
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime

@@ -1,6 +1,6 @@
 // The C and Fortran bindings of in-job planning (commfit_exec.h: commfit_exec_plan): the options
 // string parsed as runtime/in_job.hpp's parse_in_job_options, the counts scaled to bytes.
-#include "backends/exec/c_api_detail.h"
+#include "backends/exec/exec_support.h"
 #include "ir/error.h"
 #include "runtime/in_job.hpp"
 
@@ -22,9 +22,9 @@ int commfit_exec_plan(MPI_Comm comm, const int* sendcounts, const int* recvcount
   else *out = nullptr;
   if (error.empty() && (!sendcounts || !recvcounts)) error = "commfit_exec_plan: the counts are NULL";
   if (error.empty() && elem_size < 1) error = "commfit_exec_plan: elem_size must be at least 1";
-  commfit::exec::InJobOptions o;
+  commfit::runtime::InJobOptions o;
   try {
-    o = commfit::exec::parse_in_job_options(plan_options ? plan_options : "");
+    o = commfit::runtime::parse_in_job_options(plan_options ? plan_options : "");
   } catch (const std::exception& e) {
     if (error.empty()) error = std::string("commfit_exec_plan: ") + e.what();
   }
@@ -37,7 +37,7 @@ int commfit_exec_plan(MPI_Comm comm, const int* sendcounts, const int* recvcount
       s.resize(static_cast<std::size_t>(size)), r.resize(s.size());
       for (int j = 0; j < size; ++j) s[j] = std::int64_t{sendcounts[j]} * elem_size, r[j] = std::int64_t{recvcounts[j]} * elem_size;
     }
-    commfit::exec::Executor ex = commfit::exec::plan_in_job(comm, s.data(), r.data(), o, nullptr, error, elem_size);
+    commfit::exec::Executor ex = commfit::runtime::plan_in_job(comm, s.data(), r.data(), o, nullptr, error, elem_size);
     *out = new commfit_exec_s{std::move(ex)};
   });
 }

@@ -28,7 +28,15 @@
 #include <tuple>
 #include <vector>
 
-namespace commfit::exec {
+namespace commfit::runtime {
+
+// The executor's public face (commfit_exec.hpp) and what it offers the layers above (exec_support.h).
+using exec::agree;
+using exec::Error;
+using exec::Executor;
+using exec::first_failing_rank;
+using exec::raise_agreed;
+
 namespace {
 
 // The keys of in-job planning besides the planning options (planner/plan_option.h).
@@ -139,7 +147,7 @@ std::vector<std::pair<std::string, std::string>> argument_fields(const InJobOpti
   const NetworkOptions& n = p.cost.network;
   std::string memory;
   for (const Bytes b : p.memory) memory += std::to_string(b) + ",";
-  const Options& e = o.exec;
+  const exec::Options& e = o.exec;
   return {{"strategy", p.strategy},
           {"algorithm", p.algorithm},
           {"variant", p.variant},
@@ -160,7 +168,7 @@ std::vector<std::pair<std::string, std::string>> argument_fields(const InJobOpti
                                      num(n.window_bytes) + " " + num(n.rtt_weight_bytes) + " " + num(n.intra_latency_s) + " " +
                                      num(n.intra_bandwidth_Bps)},
           {"root", std::to_string(o.root)},
-          {"executor options", std::string(to_string(e.protocol)) + " " + std::to_string(e.barrier) + std::to_string(e.pairwise) + " " +
+          {"executor options", std::string(exec::to_string(e.protocol)) + " " + std::to_string(e.barrier) + std::to_string(e.pairwise) + " " +
                                    std::to_string(e.max_outstanding) + " " + std::to_string(e.max_message) + " " +
                                    std::to_string(static_cast<int>(e.count_check)) + std::to_string(e.check_consistency) + " " +
                                    std::to_string(e.coalesce) + std::to_string(e.persistent)},
@@ -425,11 +433,11 @@ Executor plan_in_job(MPI_Comm user_comm, const std::int64_t* sendbytes, const st
   return PlanningJob(user_comm, sendbytes, recvbytes, options, false, caller_error, elem_size).finish(report);
 }
 
-Executor Executor::plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options) {
+Executor plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options) {
   int size = 0;
   MPI_Comm_size(comm, &size);
   std::vector<std::int64_t> s(sendcounts, sendcounts + size), r(recvcounts, recvcounts + size);
   return plan_in_job(comm, s.data(), r.data(), options);
 }
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime

@@ -1,13 +1,15 @@
-// In-job planning (docs/EXECUTOR.md, "Planning inside the job"): Executor::plan gathers the count
-// matrix of one MPI_Alltoallv, plans it on one rank with the planner `commfit plan` runs (same
-// options, same deterministic plans), scatters each rank its schedule and returns an Executor:
+// In-job planning (docs/EXECUTOR.md, "Planning inside the job"): commfit::runtime::plan gathers
+// the count matrix of one MPI_Alltoallv, plans it on one rank with the planner `commfit plan` runs
+// (same options, same deterministic plans), scatters each rank its schedule and returns an
+// executor (commfit::exec::Executor, the executor library's) of that plan:
 //
-//   commfit::exec::InJobOptions o = commfit::exec::parse_in_job_options("strategy=auto");
-//   auto ex = commfit::exec::Executor::plan(MPI_COMM_WORLD, sendcounts, recvcounts, o);  // bytes
+//   commfit::runtime::InJobOptions o = commfit::runtime::parse_in_job_options("strategy=auto");
+//   auto ex = commfit::runtime::plan(MPI_COMM_WORLD, sendcounts, recvcounts, o);  // bytes
 //   for (...) ex.execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls);
 //
-// Library commfit_runtime (CMake commfit::runtime, pkg-config commfit-runtime): the executor and
-// the planner together. Programs that only replay plans made offline link commfit::exec alone.
+// Library commfit_runtime (CMake commfit::runtime, pkg-config commfit-runtime): the layer above the
+// executor and the planner, using each through its public API. Programs that only replay plans
+// made offline link commfit::exec alone.
 #pragma once
 
 #include "commfit_exec.hpp"
@@ -19,12 +21,12 @@
 #include <string>
 #include <vector>
 
-namespace commfit::exec {
+namespace commfit::runtime {
 
 struct InJobOptions {
   commfit::PlanOptions plan;   // what `commfit plan` takes: strategy and its options, topology,
                                // cost and network model, memory per rank, seed
-  Options exec;                // the executor's options
+  commfit::exec::Options exec; // the executor's options
   std::string keep;            // non-empty: the root writes KEEP/matrix.json and the plan
                                // KEEP/plan (a directory) for `commfit verify`, `report`, `plan`
   int root = 0;                // the rank that plans
@@ -60,7 +62,7 @@ void set_in_job_option(InJobOptions& o, const std::string& key, const std::strin
 // check_plan_option_keys): in-job planning asks on every rank before it gathers anything.
 void check_in_job_options(const InJobOptions& o);
 
-// What Executor::plan did, for the interposer's summary and the tests (valid on every rank).
+// What in-job planning did, for the interposer's summary and the tests (valid on every rank).
 struct InJobReport {
   std::uint64_t messages = 0;   // network messages of the matrix
   std::uint32_t phases = 0;
@@ -74,18 +76,23 @@ struct InJobReport {
 
 // Collective: the count matrix of one MPI_Alltoallv on `root` (the others get an empty matrix),
 // each rank contributing its row; every rank's receive counts are checked against what the others
-// send it. Throws Error (counts) on every rank when they disagree. For recording patterns.
+// send it. Throws exec::Error (counts) on every rank when they disagree. For recording patterns.
 CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes, int root);
 
-// Executor::plan with a report. The counts are this rank's row and column of the matrix in bytes
-// (MPI_Alltoallv's counts times the datatypes' sizes): 64-bit so that a message of more than
-// 2^31 - 1 bytes is planned rather than truncated (the executor then splits it).
-// Every rank must pass the same options (root, machine, strategy and its options, executor
-// options): they are compared with rank 0's before anything else, and a difference ends the call
-// on every rank with the same Error (usage) naming the rank and the option. So does the planner's
-// memory estimate when it exceeds this machine's memory (planner/limits.h).
-Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
-                     const InJobOptions& options, InJobReport* report = nullptr);
+// Collective: in-job planning from MPI_Alltoallv's counts as they are (bytes: each rank's row and
+// column of the matrix), with the checks and agreements of plan_in_job below. Returns this rank's
+// executor of the plan.
+exec::Executor plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options);
+
+// plan with 64-bit counts and a report. The counts are this rank's row and column of the matrix
+// in bytes (MPI_Alltoallv's counts times the datatypes' sizes): 64-bit so that a message of more
+// than 2^31 - 1 bytes is planned rather than truncated (the executor then splits it). Every rank
+// must pass the same options (root, machine, strategy and its options, executor options): they
+// are compared with rank 0's before anything else, and a difference ends the call on every rank
+// with the same exec::Error (usage) naming the rank and the option. So does the planner's memory
+// estimate when it exceeds this machine's memory (planner/limits.h).
+exec::Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
+                           const InJobOptions& options, InJobReport* report = nullptr);
 
 // plan_in_job in two collective halves, for a caller that goes on with its calls while the root
 // plans: the constructor agrees on the arguments, gathers the matrix on the root and, with
@@ -104,7 +111,7 @@ class PlanningJob {
   bool ready() const;            // the root's plan is made (or failed); true on the other ranks
   void wait();                   // until ready()
   double root_seconds() const;   // on the root, once ready: the planner's own wall time; else 0
-  Executor finish(InJobReport* report = nullptr);
+  exec::Executor finish(InJobReport* report = nullptr);
 
  private:
   struct State;
@@ -115,7 +122,7 @@ class PlanningJob {
 // arguments (a bad option string, null counts), raised on every rank instead of returned by this
 // rank alone (the others would wait in the collective); `sendbytes` and `recvbytes` may then be
 // null. `elem_size` (the counts' unit) is compared across ranks like the options.
-Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
-                     const InJobOptions& options, InJobReport* report, const std::string& caller_error, int elem_size);
+exec::Executor plan_in_job(MPI_Comm comm, const std::int64_t* sendbytes, const std::int64_t* recvbytes,
+                           const InJobOptions& options, InJobReport* report, const std::string& caller_error, int elem_size);
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime

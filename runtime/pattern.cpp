@@ -1,4 +1,4 @@
-// Patterns from global ids (backends/exec/commfit_pattern.{h,hpp}, docs/PATTERN.md). The owner of
+// Patterns from global ids (runtime/commfit_pattern.{h,hpp}, docs/PATTERN.md). The owner of
 // every needed id is found with the distributed directory of Pinar and Hendrickson ("Communication
 // Support for Adaptive Computation", §2, Fig. 1): each id has a directory rank (a hash of the id
 // modulo p), owners register (id, index) there, needers send their queries there, and the directory
@@ -7,7 +7,6 @@
 #include "commfit_pattern.h"
 #include "commfit_pattern.hpp"
 
-#include "backends/exec/c_api_detail.h"
 #include "backends/exec/exec_support.h"
 #include "ir/random.h"
 #include "runtime/in_job.hpp"
@@ -21,7 +20,13 @@
 #include <utility>
 #include <vector>
 
-namespace commfit::exec {
+namespace commfit::runtime {
+
+// The executor's public face (commfit_exec.hpp) and what it offers the layers above (exec_support.h).
+using exec::agree;
+using exec::Error;
+using exec::Executor;
+
 namespace {
 
 using I64 = std::int64_t;
@@ -416,12 +421,12 @@ void Pattern::scatter(const void* needed_values, void* owned_values, MPI_Datatyp
   }
 }
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime
 
-// The C binding: exceptions to the executor's status codes and per-thread message
-// (backends/exec/c_api_detail.h, shared with runtime/c_api_plan.cpp).
+// The C binding: exceptions to the executor's status codes and per-thread message (the C API's
+// support in backends/exec/exec_support.h, shared with runtime/c_api_plan.cpp).
 struct commfit_pattern {
-  commfit::exec::Pattern pattern;
+  commfit::runtime::Pattern pattern;
 };
 
 using namespace commfit::exec::c_api;
@@ -439,7 +444,7 @@ int commfit_pattern_from_ids(MPI_Comm comm, int64_t n_owned, const int64_t* owne
   if (!error.empty()) n_owned = n_needed = 0;
   return guarded([&] {
     std::span<const std::int64_t> o(owned, static_cast<std::size_t>(n_owned)), n(needed, static_cast<std::size_t>(n_needed));
-    *out = new commfit_pattern{commfit::exec::Pattern(commfit::exec::build(comm, o, n, plan_options ? plan_options : "", error))};
+    *out = new commfit_pattern{commfit::runtime::Pattern(commfit::runtime::build(comm, o, n, plan_options ? plan_options : "", error))};
   });
 }
 

@@ -31,11 +31,13 @@
 // MPI_Finalize prints a summary on rank 0 (COMMFIT_VERBOSE=0 silences it).
 //
 // One file because it is one shared library whose parts (the settings and their check at
-// MPI_Init, the per-communicator state, the lagged agreement, the choice by measurement, the
+// MPI_Init, the per-communicator state, the lagged agreement, the paths a call runs, the
 // summary) share file-local state that must be per rank under SMPI's privatization and hidden
-// from the program it is loaded into; the count signatures (pmpi_signature.h) and the stepped
-// agreement (stepped_allreduce.h) are headers of their own. The per-call decision is the next part
-// to move out, as an object a unit test can drive without MPI.
+// from the program it is loaded into. What needs none of that lives beside it: the count
+// signatures (pmpi_signature.h), the stepped agreement (stepped_allreduce.h), and the per-call
+// choice (call_policy.{h,cpp}: which path a call takes, when a plan is dropped, when MPI and the
+// direct exchange are timed again, the budget's hold, the agreements' spacing), an object of each
+// communicator's state that makes no MPI call, so a unit test drives it (tests/test_call_policy.cpp).
 
 #include "backends/atomic_output.h"
 #include "backends/exec/exec_support.h"
@@ -44,6 +46,7 @@
 #include "planner/near_miss.h"
 #include "planner/pipeline.h"
 #include "runtime/adapt.hpp"
+#include "runtime/call_policy.h"
 #include "runtime/in_job.hpp"
 #include "runtime/pmpi_signature.h"
 #include "runtime/stepped_allreduce.h"
@@ -72,7 +75,7 @@
 namespace {
 
 using commfit::exec::Executor;
-using commfit::exec::InJobOptions;
+using commfit::runtime::InJobOptions;
 
 // The root of an in-job plan plans on a thread of its own (the planner makes no MPI call). Not
 // under SimGrid SMPI (bench/smpi/build_pmpi.sh): its ranks share one process whose globals it
@@ -168,54 +171,18 @@ Totals totals;
 
 using commfit::pmpi::mix;
 
-// One pattern of one communicator.
-struct Signature {
-  std::uint64_t a = 0, b = 0;
-  friend bool operator<(const Signature& x, const Signature& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; }
-  friend bool operator==(const Signature& x, const Signature& y) { return x.a == y.a && x.b == y.b; }
-};
+using commfit::pmpi::CallPolicy;
+using commfit::pmpi::PatternRecord;
+using commfit::pmpi::Signature;
 
-// A method's time per call on one pattern: the median of its last 8 timed calls after the first
-// (which pays connections), or the first alone until there is another. Calls timed long apart are
-// compared by what they take now, not by the cold ones of the first trials.
-struct Timings {
-  std::int64_t calls = 0;
-  double first = 0, last[8] = {};
-  void add(double seconds) {
-    if (calls++ == 0) first = seconds;
-    else last[(calls - 2) % 8] = seconds;
-  }
-  bool warm() const { return calls > 1; }
-  double per_call() const {
-    if (calls < 2) return first;
-    const int n = static_cast<int>(std::min<std::int64_t>(calls - 1, 8));
-    double v[8];
-    std::copy(last, last + n, v);
-    std::sort(v, v + n);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
-};
-
-struct Pattern {
-  std::int64_t calls = 0;
+// One pattern of one communicator: what the agreements measured of it (PatternRecord, the
+// policy's), and its plan.
+struct Pattern : PatternRecord {
   std::uint64_t last_use = 0;        // the communicator's call count at its last call
   Signature structure;               // where its counts are nonzero
   std::unique_ptr<Executor> executor;
   commfit::RankSchedule schedule;    // this rank's part of the plan, for adapting it
   double estimate_s = 0;             // the plan's estimate under the planner's cost model
-  bool failed = false;               // planning or a replay failed: always MPI from now on
-  bool mpi_kept = false;             // its plan measured slower than MPI here: MPI from now on
-  // Its time per call under MPI, its plan and the direct exchange (the slowest rank's, on the calls
-  // the agreements are on; every call in the checking mode).
-  Timings mpi, plan, direct;
-  // The calls its plan replayed and the calls the direct exchange ran, each agreement on the lagged
-  // path standing for the calls since the one before.
-  double replayed_calls = 0, direct_weight = 0;
-  // What runs this pattern best without its plan, once both have been timed past their first
-  // call: MPI or the direct exchange; and its time per call.
-  bool baseline_known() const { return mpi.warm() && direct.warm(); }
-  bool direct_better() const { return baseline_known() && direct.per_call() < mpi.per_call(); }
-  double baseline_per_call() const { return direct_better() ? direct.per_call() : mpi.per_call(); }
 };
 
 // A topology communicator's neighbour lists, as MPI_Neighbor_alltoallv maps them onto an
@@ -242,51 +209,33 @@ struct CommState {
   std::vector<std::int64_t> file_sends, file_recvs;
   commfit::pmpi::CountView view;                 // this rank's counts, as of its last eligible call
   bool file_fits = false;                        // ... are the plan file's
-  // The planning budget: this rank's time planning patterns of this communicator, and in its
-  // intercepted calls less that; once planning is stopped (agreed), it stays stopped.
-  double plan_seconds = 0, call_seconds = 0;
-  bool planning_stopped = false;
-  bool budget_said = false;                      // the budget's line and count, once
+  // The choice of each call's path from agreed values (runtime/call_policy.h), with the planning
+  // budget's sums and the lagged agreements' spacing.
+  CallPolicy policy{{config.threshold, config.plan_after, config.max_plans, config.plan_budget}};
   // The lagged path: the agreement on one call (started when it ends, one step taken in each
   // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
   // what that call ran, and what every rank runs on the next one.
   std::unique_ptr<commfit::pmpi::SteppedAllreduce> agreement;
   bool lag_open = false;                         // an agreement started whose decisions are not taken yet
-  int lag_skip = 0;                              // calls to let pass before the next one starts
-  int lag_gap = 0;                               // ... doubled while agreements see one pattern
-  Signature lag_last;                            // the pattern the last agreement saw
   // The plan being made for `job_pattern` while the calls go on (the lagged path): the root plans
   // on a thread of its own; every rank installs it at the agreement that says the root is done.
-  std::unique_ptr<commfit::exec::PlanningJob> job;
+  std::unique_ptr<commfit::runtime::PlanningJob> job;
   Pattern* job_pattern = nullptr;
   int job_agreements = 0;                        // agreements started since it was
   Executor* sampled_ran = nullptr;               // what the call it agrees on replayed (null: MPI)
   double sampled_weight = 0;                     // the calls since the agreement before it
-  long long lagged_calls = 0;                    // calls on the lagged path (the same on every rank)
-  double window_calls = 0;                       // ... counted
   // The direct exchange (AC): an executor of no plan, whose sized replays post every message at
   // once. Calls with no plan in use run it or MPI, whichever the agreed measurements of the last
-  // agreed pattern found faster (the direct exchange until both are timed); while they are not,
-  // the calls that agreements are on (the only ones timed) try each in turn.
+  // agreed pattern found faster (the policy's use_direct and trial).
   std::unique_ptr<Executor> direct;
   bool direct_failed = false;
-  // MPI until the first agreement (a communicator used for a few calls costs no executor), then
-  // as measured.
-  bool use_direct = false;
   Neighbours neighbours;
-  // What the next agreed call runs in place of the usual: 0 the usual, 1 MPI, 2 the direct exchange.
-  int trial = 1;
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
   std::vector<std::int64_t> sized[4];            // a sized call's send and receive bytes and byte displacements
   std::vector<char> packed_send, packed_recv;    // non-contiguous datatypes, packed and unpacked around a replay
-  std::int64_t replays = 0;                  // agreed calls replayed by a plan (a file's included)
-  std::int64_t window_replays = 0;           // `replays` when the current window of calls began
-  std::uint64_t agreed_calls = 0;
-  bool over_budget() const {
-    return plan_seconds > config.plan_budget * call_seconds || totals.plan_seconds > config.plan_budget * totals.call_seconds;
-  }
+  bool over_budget() const { return policy.over_budget(totals.plan_seconds, totals.call_seconds); }
 };
 
 // Adds an intercepted call's time, less its planning, to its communicator's and the job's.
@@ -295,12 +244,12 @@ struct CallClock {
   double start = PMPI_Wtime(), planning = 0;
   void planned(double seconds) {
     planning += seconds;
-    s->plan_seconds += seconds;
+    s->policy.planned(seconds);
     totals.plan_seconds += seconds;
   }
   ~CallClock() {
     const double t = std::max(0.0, PMPI_Wtime() - start - planning);
-    s->call_seconds += t;
+    s->policy.called(t);
     totals.call_seconds += t;
   }
 };
@@ -448,7 +397,7 @@ void read_config() {
     if (const char* v = env("COMMFIT_OPTIONS")) {
       InJobOptions parsed;
       try {
-        parsed = commfit::exec::parse_in_job_options(std::string("strategy=auto ") + v);
+        parsed = commfit::runtime::parse_in_job_options(std::string("strategy=auto ") + v);
       } catch (const std::exception& e) {
         throw commfit::UsageError(std::string("COMMFIT_OPTIONS: ") + e.what());
       }
@@ -465,7 +414,7 @@ void read_config() {
     for (const auto& [name, key] : {std::pair{"COMMFIT_STRATEGY", "strategy"}, {"COMMFIT_TOPOLOGY", "topology"}, {"COMMFIT_NETWORK", "network"}})
       if (const char* v = env(name)) {
         try {
-          commfit::exec::set_in_job_option(config.options, key, v);
+          commfit::runtime::set_in_job_option(config.options, key, v);
         } catch (const std::exception& e) {
           throw commfit::UsageError(std::string(name) + ": " + e.what());
         }
@@ -473,14 +422,14 @@ void read_config() {
     // The machine file last: its figures apply where no variable gave one.
     if (const char* v = env("COMMFIT_MACHINE")) {
       try {
-        commfit::exec::set_in_job_option(config.options, "machine", v);
+        commfit::runtime::set_in_job_option(config.options, "machine", v);
       } catch (const std::exception& e) {
         throw commfit::UsageError(std::string("COMMFIT_MACHINE: ") + e.what());
       }
     }
     // A strategy or option value the planner would refuse is refused now, not once per pattern.
     try {
-      commfit::exec::check_in_job_options(config.options);
+      commfit::runtime::check_in_job_options(config.options);
     } catch (const std::exception& e) {
       throw commfit::UsageError(std::string(env("COMMFIT_STRATEGY") ? "COMMFIT_STRATEGY" : "COMMFIT_OPTIONS") + ": " + e.what());
     }
@@ -566,7 +515,7 @@ CommState* state_of(MPI_Comm comm) {
     // The job's planning budget spent on any rank: this communicator goes to MPI from the start
     // (one MPI_Allreduce on the communicator itself, in place of the duplicate and an agreement
     // per call; every rank is in this call, so the collective matches).
-    int spent = totals.plan_seconds > config.plan_budget * totals.call_seconds ? 1 : 0, any = 0;
+    int spent = s->policy.spent(totals.plan_seconds, totals.call_seconds) ? 1 : 0, any = 0;
     PMPI_Allreduce(&spent, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) s->passthrough = true, ++totals.budget_stops;
   }
@@ -672,7 +621,7 @@ Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
   if (config.verbose > 2) std::fprintf(stderr, "commfit-pmpi: rank %d: new pattern %016" PRIx64 " on a %d-rank communicator\n", world_rank, sig.a, s->size);
   if (!config.record.empty()) {   // the pattern's matrix, once, for offline `commfit plan`
     try {
-      const commfit::CommMatrix m = commfit::exec::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
+      const commfit::CommMatrix m = commfit::runtime::gather_matrix(s->agree, s->view.sendbytes(), s->view.recvbytes(), 0);
       if (s->rank == 0) record_matrix(m, s->size, sig.a);
     } catch (const std::exception& e) {
       say("commfit-pmpi: recording a pattern failed: %s\n", e.what());
@@ -702,7 +651,7 @@ void make_room(CommState* s, const Pattern* model) {
 }
 
 // Pattern `p`'s in-job plan, made: cached, counted, said.
-void adopt(CommState* s, Pattern& p, Executor executor, commfit::exec::InJobReport& report) {
+void adopt(CommState* s, Pattern& p, Executor executor, commfit::runtime::InJobReport& report) {
   p.executor = std::make_unique<Executor>(std::move(executor));
   p.schedule = std::move(report.schedule);
   p.estimate_s = report.estimate_s;
@@ -721,13 +670,13 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   make_room(s, model);
   const double plan_start = PMPI_Wtime();   // planning's time, failed or not, counts against the budget
   if (model && s->planned < config.max_plans) {
-    commfit::exec::AdaptReport report;
+    commfit::runtime::AdaptReport report;
     try {
       // The adapted plan is named by the agreed count signature, not a SHA-256 of the matrix (the
       // interposer never gathers it); the name stays in memory and in messages, never in a plan file.
       char fingerprint[48];
       std::snprintf(fingerprint, sizeof fingerprint, "counts:%016" PRIx64 "%016" PRIx64, sig.a, sig.b);
-      p.executor = std::make_unique<Executor>(commfit::exec::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
+      p.executor = std::make_unique<Executor>(commfit::runtime::adapt_or_plan(comm, model->schedule, s->view.sendbytes(), s->view.recvbytes(), fingerprint,
                                                                            config.options, config.slack, &report));
       p.schedule = std::move(report.schedule);
       ++s->planned, ++(report.adapted ? totals.adapted : totals.replanned);
@@ -740,9 +689,9 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
       say("commfit-pmpi: adapting a pattern failed (%s); it goes to MPI\n", e.what());
     }
   } else if (s->planned < config.max_plans) {
-    commfit::exec::InJobReport report;
+    commfit::runtime::InJobReport report;
     try {
-      adopt(s, p, commfit::exec::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report), report);
+      adopt(s, p, commfit::runtime::plan_in_job(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, &report), report);
     } catch (const std::exception& e) {
       p.failed = true;
       ++totals.plan_failed;
@@ -752,20 +701,16 @@ void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p,
   clock.planned(PMPI_Wtime() - plan_start);
 }
 
-// Pays or steps aside: every window of agreed calls, a communicator whose plans replayed fewer
-// than a quarter of them (patterns that never settle, or not planned) goes to MPI from then on,
-// with no agreement. The counts are agreed, so every rank steps aside at the same call. True when
-// it stepped aside now.
+// Pays or steps aside (CallPolicy::steps_aside): a communicator whose plans replayed too few of its
+// agreed calls (patterns that never settle, or not planned) goes to MPI from then on, with no
+// agreement. The counts are agreed, so every rank steps aside at the same call. True when it
+// stepped aside now.
 bool steps_aside(CommState* s) {
-  const std::uint64_t window = std::max<std::uint64_t>(64, 4 * static_cast<std::uint64_t>(config.threshold) * config.max_plans);
-  if (s->agreed_calls % window != 0) return false;
-  const bool aside = 4 * (s->replays - s->window_replays) < static_cast<std::int64_t>(window);
-  s->window_replays = s->replays;
-  if (!aside) return false;
+  if (!s->policy.steps_aside()) return false;
   ++totals.stepped_aside;
   if (config.verbose > 1 && s->rank == 0)
     std::fprintf(stderr, "commfit-pmpi: a %d-rank communicator steps aside: its plans replayed fewer than a quarter of its last %" PRIu64 " calls\n",
-                 s->size, window);
+                 s->size, s->policy.window());
   s->passthrough = true;
   s->last = nullptr;
   s->current = nullptr, s->current_pattern = nullptr;
@@ -774,19 +719,17 @@ bool steps_aside(CommState* s) {
   return true;
 }
 
-// The planning budget is spent on some rank (a flag of the agreement) where pattern `p` would be
-// planned (`due`): in the checking mode no more planning on this communicator from then on; on the
-// lagged path none until the time in the calls pays for the planning done (`for_now`). Counted and
-// said once per communicator.
-void stop_planning(CommState* s, const Pattern& p, bool due, bool for_now = false) {
-  if (s->planning_stopped || p.executor || p.failed || !due) return;
-  s->planning_stopped = !for_now;
-  if (s->budget_said) return;
-  s->budget_said = true;
+// The planning budget is spent on some rank (a flag of the agreement) where a pattern would be
+// planned: in the checking mode no more planning on this communicator from then on; on the lagged
+// path none until the time in the calls pays for the planning done (`for_now`). The policy
+// decides (CallPolicy::stop_planning, hold_planning); `first` is its answer: counted and said
+// once per communicator.
+void say_budget(CommState* s, bool first, bool for_now) {
+  if (!first) return;
   if (++totals.budget_stops == 1 && config.verbose > 0 && s->rank == 0)
     std::fprintf(stderr, "commfit-pmpi: planning %s on a %d-rank communicator: %.3f s planning against %.3f s in its calls "
-                         "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI%s\n", for_now ? "held" : "stopped", s->size, s->plan_seconds,
-                 s->call_seconds, config.plan_budget, for_now ? " or the direct exchange until the calls pay for it" : "");
+                         "(COMMFIT_PLAN_BUDGET=%g); its new patterns go to MPI%s\n", for_now ? "held" : "stopped", s->size, s->policy.plan_seconds(),
+                 s->policy.call_seconds(), config.plan_budget, for_now ? " or the direct exchange until the calls pay for it" : "");
 }
 
 // The lagged path, when a call begins: takes the next step of the agreement under way (posted a
@@ -802,77 +745,49 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   const std::uint64_t* all = s->agreement->result();
   double slowest = 0;   // the slowest rank's time in the last call
   std::memcpy(&slowest, &all[5], sizeof slowest);
-  ++s->calls, ++s->agreed_calls;
+  ++s->calls;
+  s->policy.agreed();
   bool is_new = false;
   Pattern& p = agreed_pattern(s, all, is_new);
-  // What the last call ran, timed by its slowest rank: the plan of its own pattern, another plan
-  // of the same sparsity, or MPI. The first replay is left out of the plan's time (it pays its
-  // connections), as MPI's first call is of MPI's.
-  if (s->sampled_ran && s->sampled_ran == s->direct.get()) {
-    ++s->replays;   // commfit's path, for stepping aside
-    p.direct.add(slowest);
-    p.direct_weight += s->sampled_weight;
-  } else if (s->sampled_ran) {
-    ++s->replays;
-    if (s->sampled_ran == p.executor.get()) {
-      p.plan.add(slowest);
-      p.replayed_calls += s->sampled_weight;
-    } else {
-      ++totals.other_counts;   // another pattern's plan replayed these counts
-    }
-  } else {
-    p.mpi.add(slowest);
-  }
+  // What the last call ran, timed by its slowest rank: the direct exchange, the plan of its own
+  // pattern, another plan of the same sparsity, or MPI. The first replay is left out of the plan's
+  // time (it pays its connections), as MPI's first call is of MPI's.
+  using commfit::pmpi::Ran;
+  const Ran ran = !s->sampled_ran                        ? Ran::mpi
+                  : s->sampled_ran == s->direct.get()    ? Ran::direct
+                  : s->sampled_ran == p.executor.get()   ? Ran::own_plan
+                                                         : Ran::other_plan;
+  if (ran == Ran::other_plan) ++totals.other_counts;   // another pattern's plan replayed these counts
+  s->policy.measured(p, ran, slowest, s->sampled_weight);
   // Choice by measurement: a plan whose replays of its own pattern take longer than MPI's calls
   // of it did, or the direct exchange's, is dropped; the pattern goes to the faster of those two.
-  constexpr std::int64_t kTrials = 4;
-  if (p.executor && !p.mpi_kept && p.plan.calls > kTrials && p.mpi.calls > 0) {
+  const commfit::pmpi::Verdict verdict = s->policy.judge_plan(p, p.executor != nullptr);
+  if (verdict != commfit::pmpi::Verdict::untried) {
     const double plan_t = p.plan.per_call(), base_t = p.baseline_per_call();
-    if (p.plan.calls == kTrials + 1 && config.verbose > 1 && s->rank == 0 && p.estimate_s > 0) {
+    if (p.plan.calls == CallPolicy::kTrials + 1 && config.verbose > 1 && s->rank == 0 && p.estimate_s > 0) {
       char direct[64] = "";
       if (p.direct.warm()) std::snprintf(direct, sizeof direct, ", the direct exchange %.3g s", p.direct.per_call());
       std::fprintf(stderr, "commfit-pmpi: a %d-rank pattern's plan measured %.3g s per call against its estimate %.3g s (%.2fx); MPI %.3g s%s\n",
                    s->size, plan_t, p.estimate_s, plan_t / p.estimate_s, p.mpi.per_call(), direct);
     }
-    if (plan_t > base_t) {
-      p.mpi_kept = true;
+    if (verdict == commfit::pmpi::Verdict::dropped) {
       ++totals.mpi_kept;
       if (config.verbose > 1 && s->rank == 0)
         std::fprintf(stderr, "commfit-pmpi: %s kept for a %d-rank pattern: its plan took %.3g s per call, that %.3g s (%.2fx)\n",
                      p.direct_better() ? "the direct exchange" : "MPI_Alltoallv", s->size, plan_t, base_t, plan_t / base_t);
     }
   }
-  // Without a plan: the direct exchange or MPI, as measured on this pattern; until both are timed,
-  // the direct exchange. The next agreed call tries them in turn until both are timed, and then,
-  // while they are within 1.5x of each other, every fourth agreement again (the two alternating),
-  // so that each is compared by what it takes now; one far slower is not paid for again.
-  s->use_direct = p.baseline_known() ? p.direct_better() : true;
-  const double mpi_t = p.mpi.per_call(), direct_t = p.direct.per_call();
-  const bool close = std::max(mpi_t, direct_t) < 1.5 * std::min(mpi_t, direct_t);
-  if (!p.baseline_known()) s->trial = (s->agreed_calls & 1) ? 2 : 1;
-  else if (close && s->agreed_calls % 4 == 0) s->trial = (s->agreed_calls / 4) & 1 ? 2 : 1;
-  else s->trial = 0;
+  // Without a plan: the direct exchange or MPI, as measured on this pattern, and which of them the
+  // next agreed call tries (CallPolicy::choose_baseline).
+  s->policy.choose_baseline(p);
   if (steps_aside(s)) return;
   const bool file_everywhere = !(all[0] & 2) && s->file_plan;
   const bool over_budget = all[0] & 4;
-  if (over_budget) stop_planning(s, p, p.calls >= config.threshold, true);
+  if (over_budget) say_budget(s, s->policy.hold_planning(p, p.executor != nullptr), true);
   // The next agreement: after a gap that doubles (up to 64 calls) while agreements see the same
-  // pattern and it is settled (planned, or not to be planned now), or while planning is held, and is
-  // 0 otherwise; one call
-  // more or not by a draw every rank makes alike (a program that alternates its patterns in step
-  // with the agreements still has each one seen). A steady exchange then pays about one message in
-  // 64 calls; what it replays needs no agreement.
-  {
-    constexpr int kMaxGap = 64;
-    const Signature seen{all[1], all[2]};
-    // With planning held or stopped there is nothing a prompt agreement could start: the gap grows
-    // though the patterns change (a program whose patterns never settle pays least).
-    const bool held = over_budget || s->planning_stopped;
-    const bool settled = p.executor || p.failed || p.mpi_kept || held;
-    s->lag_gap = (seen == s->lag_last || held) && settled && !s->job ? std::min(kMaxGap, 2 * s->lag_gap + 1) : 0;
-    s->lag_last = seen;
-    s->lag_skip = s->lag_gap + static_cast<int>(mix(s->agreed_calls) & 1);
-  }
+  // settled pattern, or while planning is held (CallPolicy::space_agreements). A steady exchange
+  // then pays about one message in 64 calls; what it replays needs no agreement.
+  s->policy.space_agreements(Signature{all[1], all[2]}, p, p.executor != nullptr, over_budget, s->job != nullptr);
   // Planning off the critical path: the matrix is gathered in this call and the root plans while
   // the calls go on as they were; an agreement that finds the root done installs the plan on every
   // rank (the schedules sent, the executors built). The root's planner time counts against the
@@ -881,7 +796,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
     const double t0 = PMPI_Wtime();
     Pattern& q = *s->job_pattern;
     make_room(s, nullptr);
-    commfit::exec::InJobReport report;
+    commfit::runtime::InJobReport report;
     try {
       adopt(s, q, s->job->finish(&report), report);
     } catch (const std::exception& e) {
@@ -889,7 +804,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
       ++totals.plan_failed;
       say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
     }
-    s->plan_seconds += s->job->root_seconds(), totals.plan_seconds += s->job->root_seconds();
+    s->policy.planned(s->job->root_seconds()), totals.plan_seconds += s->job->root_seconds();
     s->job.reset(), s->job_pattern = nullptr;
     clock.planned(PMPI_Wtime() - t0);
     if (q.executor && !q.executor->whole_direct()) {   // agreed on every rank at load
@@ -900,11 +815,10 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
       return;
     }
   }
-  if (!s->job && !p.executor && !p.failed && !p.mpi_kept && !over_budget && !file_everywhere && p.calls >= config.threshold &&
-      s->lagged_calls >= config.plan_after) {
+  if (s->policy.plan_lagged(p, p.executor != nullptr, s->job != nullptr, over_budget, file_everywhere)) {
     const double t0 = PMPI_Wtime();
     try {
-      s->job = std::make_unique<commfit::exec::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
+      s->job = std::make_unique<commfit::runtime::PlanningJob>(comm, s->view.sendbytes(), s->view.recvbytes(), config.options, config.plan_thread);
       s->job_pattern = &p, s->job_agreements = 0;
     } catch (const std::exception& e) {   // raised on every rank alike
       p.failed = true;
@@ -915,13 +829,13 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   }
   // The plan of the next calls: the pattern's own; else COMMFIT_PLAN's when the last call was its
   // pattern on every rank; else the plan in use when the pattern is another size of its sparsity
-  // (it replays those sizes as well); else MPI.
-  if (p.executor && !p.mpi_kept) {
-    s->current = p.executor.get(), s->current_pattern = &p;
-  } else if (file_everywhere) {
-    s->current = s->file_plan.get(), s->current_pattern = nullptr;
-  } else if (!(s->current_pattern && !p.mpi_kept && !p.failed && s->current_pattern->structure == p.structure)) {
-    s->current = nullptr, s->current_pattern = nullptr;
+  // (it replays those sizes as well); else none (MPI or the direct exchange).
+  const bool same_sparsity = s->current_pattern && s->current_pattern->structure == p.structure;
+  switch (s->policy.next_plan(p, p.executor != nullptr, file_everywhere, same_sparsity)) {
+    case commfit::pmpi::NextPlan::own: s->current = p.executor.get(), s->current_pattern = &p; break;
+    case commfit::pmpi::NextPlan::file: s->current = s->file_plan.get(), s->current_pattern = nullptr; break;
+    case commfit::pmpi::NextPlan::keep: break;
+    case commfit::pmpi::NextPlan::none: s->current = nullptr, s->current_pattern = nullptr; break;
   }
 }
 
@@ -1007,10 +921,10 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
                     ToMpi to_mpi) {
   const double t = PMPI_Wtime();
   int rc = MPI_SUCCESS;
-  // The call the next agreement is on (none under way, no call left to skip) is the one timed.
-  const int trial = !s->lag_open && s->lag_skip == 0 && s->lagged_calls >= 3 ? s->trial : 0;
-  const bool direct = trial == 2 || (trial == 0 && !s->current && s->use_direct);
-  Executor* ran = trial == 1 ? nullptr : direct ? direct_exchange(comm, s) : s->current;
+  // What every rank runs (CallPolicy::lagged_path): the call the next agreement is on is the one
+  // timed, and runs the policy's trial.
+  const commfit::pmpi::Path path = s->policy.lagged_path(s->lag_open, s->current != nullptr);
+  Executor* ran = path == commfit::pmpi::Path::direct ? direct_exchange(comm, s) : path == commfit::pmpi::Path::plan ? s->current : nullptr;
   if (ran) {
     replay_sized(comm, s, *ran, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
     if (ran == s->direct.get()) {
@@ -1024,14 +938,10 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
     ++totals.to_mpi;
   }
   const double took = PMPI_Wtime() - t;
-  ++s->window_calls, ++s->lagged_calls;
-  if (s->lag_open) return rc;   // the agreement under way takes its next step in the next call
-  if (s->lag_skip > 0) {
-    --s->lag_skip;
-    return rc;
-  }
-  // No agreement on a communicator's first calls: one used for a few calls and freed pays none.
-  if (s->lagged_calls < 4) return rc;
+  // Is the next agreement on this call? Not while one is under way (it takes its next step in the
+  // next call), nor in the gap, nor on a communicator's first calls (one used for a few calls and
+  // freed pays none).
+  if (!s->policy.lagged_call_done(s->lag_open)) return rc;
   // This call is the one the next agreement is on: this rank's counts, their hashes, its time.
   int ssize = 0, rsize = 0;
   PMPI_Type_size(stype, &ssize);
@@ -1051,7 +961,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
   s->sampled_ran = ran;
-  s->sampled_weight = s->window_calls, s->window_calls = 0;
+  s->sampled_weight = s->policy.take_window();
   s->lag_open = true;
   agree_comm(comm, s);
   s->agreement->start(mine);
@@ -1190,7 +1100,8 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
                            mix(z + r2)};
   std::uint64_t all[5];
   PMPI_Allreduce(mine, all, 5, MPI_UINT64_T, fold_op, agree_comm(comm, s));
-  ++s->calls, ++s->agreed_calls;
+  ++s->calls;
+  s->policy.agreed();
   if (steps_aside(s)) {
     ++totals.to_mpi;
     return to_mpi();
@@ -1202,7 +1113,8 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
   if (!(all[0] & 2)) {   // the plan file's pattern, on every rank
     try {
       s->file_plan->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
-      ++totals.replayed, ++totals.from_file, ++s->replays;
+      ++totals.replayed, ++totals.from_file;
+      s->policy.replayed();
       return MPI_SUCCESS;
     } catch (const std::exception& e) {
       say("commfit-pmpi: the COMMFIT_PLAN replay failed (%s); it is not used again\n", e.what());
@@ -1222,15 +1134,15 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
         model = &other;
         break;
       }
-  if (all[0] & 4) stop_planning(s, p, model || p.calls >= config.threshold);
-  const bool plan_now = !p.executor && !p.failed && !s->planning_stopped && (model || p.calls >= config.threshold);
-  if (plan_now) plan_pattern(comm, s, sig, p, model, clock);
+  if (all[0] & 4) say_budget(s, s->policy.stop_planning(p, p.executor != nullptr, model != nullptr), false);
+  if (s->policy.plan_checked(p, p.executor != nullptr, model != nullptr)) plan_pattern(comm, s, sig, p, model, clock);
   if (p.executor) {
     const double t = PMPI_Wtime();
     try {
       p.executor->execute(sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype);
       p.plan.add(PMPI_Wtime() - t);
-      ++p.replayed_calls, ++totals.replayed, ++s->replays;
+      ++p.replayed_calls, ++totals.replayed;
+      s->policy.replayed();
       s->last = &p;
       return MPI_SUCCESS;
     } catch (const std::exception& e) {   // agreed on every rank: all fall back together

@@ -1,6 +1,6 @@
 // The C API: a thin layer over the C++ Executor that turns exceptions into status codes and a
 // per-thread error message.
-#include "backends/exec/c_api_detail.h"
+#include "backends/exec/exec_support.h"
 
 using namespace commfit::exec::c_api;
 

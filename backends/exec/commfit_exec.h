@@ -72,10 +72,12 @@ int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int
                                const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                                const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
 
-/* In-job planning. Declared here with the rest of the C API, but defined in the runtime library,
- * not in commfit_exec: a program that calls commfit_exec_plan or commfit_exec_plan_f links
- * commfit_runtime (CMake: commfit::runtime; pkg-config: the Cflags of commfit-exec and the Libs of
- * commfit-runtime, docs/EXECUTOR.md "Building against an installed commfit"). It gathers the
+/* In-job planning. Declared here with the rest of the C API, but provided by the runtime library
+ * (libcommfit_runtime, above the executor; runtime/c_api_plan.cpp), not by commfit_exec: a program
+ * that calls commfit_exec_plan or commfit_exec_plan_f links commfit_runtime (CMake:
+ * commfit::runtime; pkg-config: the Cflags of commfit-exec and the Libs of commfit-runtime,
+ * `mpicc app.c $(pkg-config --cflags commfit-exec) $(pkg-config --libs commfit-runtime)`,
+ * docs/EXECUTOR.md "Building against an installed commfit"). It gathers the
  * count matrix (counts in elements of elem_size bytes; 1 for bytes), plans it on one rank as
  * `commfit plan` would with plan_options ("strategy=auto topology=torus:4x4 keep=DIR"; NULL or ""
  * for the defaults) and returns this rank's executor in *out. Collective. */
@@ -92,7 +94,7 @@ const char* commfit_exec_last_error(void);
  * MPI_VAL component of mpi_f08 handles); path is a NUL-terminated string. */
 int commfit_exec_load_f(const char* path, MPI_Fint comm, const commfit_exec_options* options,
                         commfit_exec_t* out);
-/* commfit_exec_plan for Fortran: in commfit_runtime too. */
+/* commfit_exec_plan for Fortran: provided by commfit_runtime too. */
 int commfit_exec_plan_f(MPI_Fint comm, const int* sendcounts, const int* recvcounts, int elem_size,
                         const char* plan_options, const commfit_exec_options* options,
                         commfit_exec_t* out);

@@ -32,8 +32,6 @@ struct RankSchedule;
 
 namespace commfit::exec {
 
-struct InJobOptions;   // runtime/in_job.hpp
-
 enum class Protocol {
   post_all = 0,   // S2: post the phase's receives, then its sends, wait for all
   handshake = 1,  // S1: the receiver posts its receive and sends a zero-byte ready message;
@@ -123,10 +121,8 @@ class Executor {
   // Same checks, from a schedule already in memory (made with make_plan, or by hand).
   static Executor from_schedule(const RankSchedule& schedule, MPI_Comm comm,
                                 const Options& options = {}, const std::string& origin = "schedule");
-  // In-job planning (runtime/in_job.hpp; in the library commfit_runtime, CMake commfit::runtime):
-  // gathers the matrix from every rank's counts (bytes, MPI_Alltoallv's), plans it on
-  // options.root as `commfit plan` would and returns this rank's executor. Collective.
-  static Executor plan(MPI_Comm comm, const int* sendcounts, const int* recvcounts, const InJobOptions& options);
+  // An executor of a plan made inside the job comes from the runtime library, above this one:
+  // commfit::runtime::plan (runtime/in_job.hpp; CMake commfit::runtime, pkg-config commfit-runtime).
 
   Executor(Executor&&) noexcept;
   Executor& operator=(Executor&&) noexcept;

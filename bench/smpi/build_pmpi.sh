@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the PMPI interposer for SimGrid 3.32 SMPI as OUT_DIR/libcommfit_pmpi_smpi.a: runtime/pmpi.cpp,
-# in-job planning (runtime/in_job.cpp, adapt.cpp) and the executor (backends/exec/*.cpp) compiled
+# Builds the PMPI interposer for SimGrid 3.32 SMPI as OUT_DIR/libcommfit_pmpi_smpi.a: runtime/pmpi.cpp
+# and its per-call choice (call_policy.cpp), in-job planning (runtime/in_job.cpp, adapt.cpp) and the executor (backends/exec/*.cpp) compiled
 # by smpicxx; the MPI-free planner and plan readers are the main build's libcommfit_planner.a and
 # libcommfit_ir.a (plain g++, position-independent, same ABI). SMPI declares its MPI_* entry points
 # weak and its PMPI_* ones strong, so an unmodified SMPI program linked with the archive whole takes
@@ -30,7 +30,7 @@ mkdir -p "$out/obj-pmpi"
 flags=(-std=c++20 -O2 -g0 -DNDEBUG -DCOMMFIT_VERSION=\"smpi\" -I"$root" -I"$root/backends/exec" -I/usr/include/eigen3)
 cc=(smpicxx); command -v ccache >/dev/null 2>&1 && cc=(ccache smpicxx)
 objs=()
-for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runtime/{in_job,adapt,pmpi}.cpp "$here/smpi_iallreduce.cpp"; do
+for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runtime/{in_job,adapt,call_policy,pmpi}.cpp "$here/smpi_iallreduce.cpp"; do
   obj="$out/obj-pmpi/$(basename "${src%.cpp}").o"
   if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/backends/exec" "$root/runtime" "$root/ir" "$root/planner" "$root/backends" -maxdepth 1 -name '*.h*' -newer "$obj" -print -quit) ]]; then
     echo "smpicxx $(basename "$src")" >&2

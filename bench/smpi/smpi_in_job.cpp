@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     s[static_cast<std::size_t>((rank + k) % p)] = bytes(rank, k);
     r[static_cast<std::size_t>((rank - k + p) % p)] = bytes((rank - k + p) % p, k);
   }
-  commfit::exec::InJobOptions o;
+  commfit::runtime::InJobOptions o;
   o.plan.strategy = strategy;
   // The executor's consistency check is an MPI_Alltoall of per-peer hashes: p^2 simulated messages,
   // minutes of host time at 1024 ranks under SMPI 3.32. The plan comes from make_plan here.
@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   const auto c0 = std::chrono::steady_clock::now();
-  commfit::exec::InJobReport report;
-  commfit::exec::Executor ex = commfit::exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &report);
+  commfit::runtime::InJobReport report;
+  commfit::exec::Executor ex = commfit::runtime::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &report);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
   const double simulated = MPI_Wtime() - t0;
   // One replay, each received byte checked against the formula its sender filled it with (an

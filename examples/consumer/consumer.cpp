@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   try {
 #ifdef COMMFIT_CONSUMER_IN_JOB
     // argv[1]: the planner's options ("strategy=auto topology=torus:2x2"), as `commfit plan` takes them.
-    auto ex = commfit::exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), commfit::exec::parse_in_job_options(argv[1]));
+    auto ex = commfit::runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), commfit::runtime::parse_in_job_options(argv[1]));
 #else
     auto ex = commfit::exec::Executor::load(argv[1], MPI_COMM_WORLD);
 #endif

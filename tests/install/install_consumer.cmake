@@ -74,7 +74,7 @@ endforeach()
 #      mpicxx app.cpp $(pkg-config --cflags --libs commfit-exec)       C++17 and later
 #      mpicc  app.c   $(pkg-config --cflags --libs commfit-exec)
 #      mpifort app.f90 $(pkg-config --cflags --libs commfit-exec)
-#      mpicxx app.cpp $(pkg-config --cflags --libs commfit-runtime)    Executor::plan (C++20, in the .pc)
+#      mpicxx app.cpp $(pkg-config --cflags --libs commfit-runtime)    commfit::runtime::plan (C++20, in the .pc)
 #      mpicc  app.c   $(pkg-config --cflags commfit-exec) $(pkg-config --libs commfit-runtime)
 #      mpifort app.f90 $(pkg-config --cflags commfit-exec) $(pkg-config --libs commfit-runtime)
 set(ENV{PKG_CONFIG_PATH} ${pc_dir})

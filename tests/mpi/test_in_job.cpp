@@ -1,4 +1,4 @@
-// In-job planning (runtime/in_job.hpp): Executor::plan and the C binding commfit_exec_plan on
+// In-job planning (runtime/in_job.hpp): runtime::plan and the C binding commfit_exec_plan on
 // every small pattern of support.h under several strategies, each replayed and compared with
 // MPI_Alltoallv byte for byte. Also: the plan equals the one `commfit plan` makes of the same
 // matrix (make_plan on every rank here), keep= writes a matrix and a plan that verify (through no
@@ -59,11 +59,11 @@ int main(int argc, char** argv) {
     Buffers b = make_buffers(pat.matrix, rank);
     for (const char* spec : {"", "strategy=auto", "strategy=bounded concurrency=2", "strategy=direct algorithm=rs_n chunk=1KiB",
                              "strategy=throttled max-outstanding=8 network=ib"}) {
-      const std::string what = std::string("Executor::plan(\"") + spec + "\")";
-      exec::InJobOptions o = exec::parse_in_job_options(spec);
-      exec::InJobReport report;
+      const std::string what = std::string("runtime::plan(\"") + spec + "\")";
+      runtime::InJobOptions o = runtime::parse_in_job_options(spec);
+      runtime::InJobReport report;
       std::vector<std::int64_t> s(b.sc.begin(), b.sc.end()), r(b.rc.begin(), b.rc.end());
-      exec::Executor ex = exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &report);
+      exec::Executor ex = runtime::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &report);
       replay_and_compare(chk, ex, pat, b, rank, what);
       // The same plan as the offline planner's: same phases and estimate.
       const Plan offline = make_plan(pat.matrix, o.plan);
@@ -71,10 +71,10 @@ int main(int argc, char** argv) {
                 what + " " + pat.name + ": the in-job plan differs from make_plan's");
       chk.check(ex.stats().phases == offline.manifest.phases, what + ": the executor's phases");
     }
-    // Executor::plan itself (int counts), and the C binding with counts in 4-byte elements when
+    // runtime::plan itself (int counts), and the C binding with counts in 4-byte elements when
     // they divide.
-    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("strategy=async"));
-    replay_and_compare(chk, ex, pat, b, rank, "Executor::plan");
+    exec::Executor ex = runtime::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), runtime::parse_in_job_options("strategy=async"));
+    replay_and_compare(chk, ex, pat, b, rank, "runtime::plan");
     commfit_exec_t cex = nullptr;
     const int rc = commfit_exec_plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), 1, "strategy=auto seed=3", nullptr, &cex);
     chk.check(rc == COMMFIT_EXEC_SUCCESS && cex, std::string("commfit_exec_plan: ") + commfit_exec_last_error());
@@ -98,11 +98,11 @@ int main(int argc, char** argv) {
   for (const Pattern& pat : patterns(size, false)) {
     for (const char* spec : {"strategy=async", "strategy=direct", "strategy=bounded concurrency=2"}) {
       const std::string what = std::string("adapt_or_plan(") + spec + ") " + pat.name;
-      const exec::InJobOptions o = exec::parse_in_job_options(spec);
+      const runtime::InJobOptions o = runtime::parse_in_job_options(spec);
       Buffers b = make_buffers(pat.matrix, rank);
       std::vector<std::int64_t> s(b.sc.begin(), b.sc.end()), r(b.rc.begin(), b.rc.end());
-      exec::InJobReport planned;
-      exec::Executor first = exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &planned);
+      runtime::InJobReport planned;
+      exec::Executor first = runtime::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &planned);
       // New sizes, same nonzero pattern; then a matrix with one more message (another pattern).
       std::vector<Message> resized, grown;
       for (const Message& m : messages_of(pat.matrix)) resized.push_back({m.src, m.dst, m.bytes * 3 + Bytes(m.src + 2 * m.dst) % 7});
@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
         const Pattern next{pat.name + " " + label, make_matrix(size, msgs)};
         Buffers nb = make_buffers(next.matrix, rank);
         std::vector<std::int64_t> ns(nb.sc.begin(), nb.sc.end()), nr(nb.rc.begin(), nb.rc.end());
-        exec::AdaptReport rep;
-        exec::Executor ex = exec::adapt_or_plan(MPI_COMM_WORLD, planned.schedule, ns.data(), nr.data(), "sha256:" + std::string(64, '0'), o, 1.5, &rep);
+        runtime::AdaptReport rep;
+        exec::Executor ex = runtime::adapt_or_plan(MPI_COMM_WORLD, planned.schedule, ns.data(), nr.data(), "sha256:" + std::string(64, '0'), o, 1.5, &rep);
         replay_and_compare(chk, ex, next, nb, rank, what);
         const bool same_pattern = std::string(label) == "resized" || pat.matrix.at(0, size - 1) != 0;
         if (!same_pattern) chk.check(!rep.adapted, what + " " + label + ": adapted to another sparsity pattern");
@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
     const auto dir = shared_scratch("in-job-keep");
     const Pattern pat = patterns(size, false).front();
     Buffers b = make_buffers(pat.matrix, rank);
-    exec::InJobOptions o = exec::parse_in_job_options("strategy=bounded keep=" + dir.string());
-    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), o);
+    runtime::InJobOptions o = runtime::parse_in_job_options("strategy=bounded keep=" + dir.string());
+    exec::Executor ex = runtime::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), o);
     replay_and_compare(chk, ex, pat, b, rank, "keep=");
     if (rank == 0) {
       const MatrixFile m = read_matrix(dir / "matrix.json");
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    exec::Executor ex = exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + dir.string()));
+    exec::Executor ex = runtime::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), runtime::parse_in_job_options("keep=" + dir.string()));
     replay_and_compare(chk, ex, pat, b, rank, "keep= beside links");
     if (rank == 0) {
       std::string now(64, '\0');
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
         else chk.check(::chown(bad.c_str(), 65534, 65534) == 0, "keep=: chown to nobody failed");
       }
       MPI_Barrier(MPI_COMM_WORLD);
-      const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + bad.string())); });
+      const std::string e = error_of([&] { runtime::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), runtime::parse_in_job_options("keep=" + bad.string())); });
       const char* why = how == "mode 0777" ? ": anyone may write in it (mode 0777, no sticky bit)" : ": owned by uid 65534, not by this user";
       chk.check(e.find(bad.string() + why) != std::string::npos, "keep= " + how + ": not refused: \"" + e + "\"");
       if (rank == 0) {
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     const fs::path link = real.string() + ".link";
     if (rank == 0) fs::create_directory_symlink(real, link);
     MPI_Barrier(MPI_COMM_WORLD);
-    exec::Executor::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), exec::parse_in_job_options("keep=" + link.string()));
+    runtime::plan(MPI_COMM_WORLD, b.sc.data(), b.rc.data(), runtime::parse_in_job_options("keep=" + link.string()));
     if (rank == 0) {
       chk.check(fs::is_regular_file(real / "matrix.json") && fs::is_directory(real / "plan"), "keep=LINK: not written into the directory it names");
       fs::remove_all(real);
@@ -216,15 +216,15 @@ int main(int argc, char** argv) {
   {
     std::vector<int> sc(static_cast<std::size_t>(size), 10), rc(static_cast<std::size_t>(size), 10);
     if (rank == size - 1) rc[0] = 11;   // rank size-1 expects more from rank 0 than it sends
-    const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::InJobOptions{}); });
+    const std::string e = error_of([&] { runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), runtime::InJobOptions{}); });
     chk.check(e.find("rank 0 sends 10 bytes to rank " + std::to_string(size - 1) + ", which expects 11") != std::string::npos,
               "inconsistent counts: " + e);
     rc[0] = 10;
-    const std::string bad = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=bonded")); });
+    const std::string bad = error_of([&] { runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), runtime::parse_in_job_options("strategy=bonded")); });
     chk.check(bad.find("unknown strategy \"bonded\" (did you mean \"bounded\"?)") != std::string::npos, "bad strategy: " + bad);
     std::string unknown;
     try {
-      exec::parse_in_job_options("topolgy=torus:2x2");
+      runtime::parse_in_job_options("topolgy=torus:2x2");
     } catch (const std::exception& x) {
       unknown = x.what();
     }
@@ -233,24 +233,24 @@ int main(int argc, char** argv) {
     for (const char* spec : {"memory=inf", "memory=1e30", "memory=-1", "root=x"}) {
       std::string refused;
       try {
-        exec::parse_in_job_options(spec);
+        runtime::parse_in_job_options(spec);
       } catch (const std::exception& x) {
         refused = x.what();
       }
       chk.check(refused.find(spec) != std::string::npos, std::string(spec) + " refused, naming it: " + refused);
     }
-    chk.check(exec::parse_in_job_options("memory=8MiB root=1").memory_per_rank == 8388608, "memory=8MiB");
+    chk.check(runtime::parse_in_job_options("memory=8MiB root=1").memory_per_rank == 8388608, "memory=8MiB");
     // A strategy option the strategy does not read is refused on every rank, before anything is
     // gathered, as the command line refuses it.
     const std::string misplaced = error_of(
-        [&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=bounded algorithm=rs_n")); });
+        [&] { runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), runtime::parse_in_job_options("strategy=bounded algorithm=rs_n")); });
     chk.check(misplaced.find("--algorithm does not apply to strategy bounded (it applies to: direct, two-stage)") != std::string::npos,
               "a misplaced option: " + misplaced);
     const std::string under_auto = error_of(
-        [&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), exec::parse_in_job_options("strategy=auto concurrency=3")); });
+        [&] { runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), runtime::parse_in_job_options("strategy=auto concurrency=3")); });
     chk.check(under_auto.find("--concurrency does not apply to strategy auto") != std::string::npos, "an option under auto: " + under_auto);
     // Every planning option of the command line, by the planner's one setter.
-    const exec::InJobOptions net = exec::parse_in_job_options("network=ib ib-factors=0.9,0.8,1.2 link-latency=100ns window=4MiB rtt-weight=8775 "
+    const runtime::InJobOptions net = runtime::parse_in_job_options("network=ib ib-factors=0.9,0.8,1.2 link-latency=100ns window=4MiB rtt-weight=8775 "
                                                               "intra-latency=200ns intra-bandwidth=5GB/s eager-limit=8KiB steps=2 topology=full+node2");
     const NetworkOptions& n = net.plan.cost.network;
     chk.check(n.model == Network::ib && n.ib.be == 0.9 && n.link_latency_s > 0.99e-7 && n.link_latency_s < 1.01e-7 && n.window_bytes == 4194304 &&
@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
         std::ofstream(file) << R"({"format": "commfit-machine", "version": 1, "network": "ib", "tau_s": 3e-6, "bandwidth_Bps": 2e10})";
       MPI_Barrier(MPI_COMM_WORLD);
       for (const std::string spec : {"tau=1us machine=" + file.string(), "machine=" + file.string() + " tau=1us"}) {
-        const exec::InJobOptions o = exec::parse_in_job_options(spec);
+        const runtime::InJobOptions o = runtime::parse_in_job_options(spec);
         chk.check(o.plan.cost.tau_s == 1e-6 && o.plan.cost.bandwidth_Bps == 2e10 && o.plan.cost.network.model == Network::ib &&
                       o.plan.machine == file.string(),
                   "machine= with tau given: " + spec);
@@ -311,9 +311,9 @@ int main(int argc, char** argv) {
          {std::tuple{"root=1 on one rank (C++)", "root=1", "passes root \"1\" but rank 0 passes \"0\""},
           std::tuple{"topology=full on one rank", "topology=full", "passes topology \"full\" but rank 0 passes \"full (nodes detected)\""},
           std::tuple{"network=ib on one rank", "network=ib", "passes network \"ib\" but rank 0 passes \"flow\""}}) {
-      const exec::InJobOptions o = exec::parse_in_job_options(rank == odd ? mine : "");
-      const std::string e = error_of([&] { exec::Executor::plan(MPI_COMM_WORLD, sc.data(), rc.data(), o); });
-      chk.check(e.find(odd_rank) != std::string::npos && e.find(expect) != std::string::npos, std::string("Executor::plan, ") + label + ": " + e);
+      const runtime::InJobOptions o = runtime::parse_in_job_options(rank == odd ? mine : "");
+      const std::string e = error_of([&] { runtime::plan(MPI_COMM_WORLD, sc.data(), rc.data(), o); });
+      chk.check(e.find(odd_rank) != std::string::npos && e.find(expect) != std::string::npos, std::string("runtime::plan, ") + label + ": " + e);
     }
   }
 
@@ -323,11 +323,11 @@ int main(int argc, char** argv) {
     const Pattern pat = patterns(size, false).front();
     Buffers b = make_buffers(pat.matrix, rank);
     std::vector<std::int64_t> s(b.sc.begin(), b.sc.end()), r(b.rc.begin(), b.rc.end());
-    const exec::InJobOptions o = exec::parse_in_job_options("strategy=async");
-    exec::InJobReport planned;
-    exec::Executor first = exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &planned);
+    const runtime::InJobOptions o = runtime::parse_in_job_options("strategy=async");
+    runtime::InJobReport planned;
+    exec::Executor first = runtime::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o, &planned);
     if (rank == size - 1) r[0] += 1;   // expects one byte more from rank 0 than it sends
-    const std::string e = error_of([&] { exec::adapt_or_plan(MPI_COMM_WORLD, planned.schedule, s.data(), r.data(), "sha256:" + std::string(64, '0'), o, 1.5, nullptr); });
+    const std::string e = error_of([&] { runtime::adapt_or_plan(MPI_COMM_WORLD, planned.schedule, s.data(), r.data(), "sha256:" + std::string(64, '0'), o, 1.5, nullptr); });
     chk.check(e.find("which expects " + std::to_string(r[0])) != std::string::npos || rank != size - 1, "adapt_or_plan, inconsistent counts: " + e);
     chk.check(e.find("the counts are not one MPI_Alltoallv's") != std::string::npos, "adapt_or_plan, inconsistent counts: " + e);
   }
@@ -338,8 +338,8 @@ int main(int argc, char** argv) {
     std::vector<std::int64_t> s(static_cast<std::size_t>(size), 0), r(s.size(), 0);
     s[static_cast<std::size_t>((rank + 1) % size)] = INT_MAX;
     r[static_cast<std::size_t>((rank + size - 1) % size)] = INT_MAX;
-    const exec::InJobOptions o = exec::parse_in_job_options("strategy=direct algorithm=quantised chunk=1");
-    const std::string e = error_of([&] { exec::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o); });
+    const runtime::InJobOptions o = runtime::parse_in_job_options("strategy=direct algorithm=quantised chunk=1");
+    const std::string e = error_of([&] { runtime::plan_in_job(MPI_COMM_WORLD, s.data(), r.data(), o); });
     chk.check(e.find("planning needs about") != std::string::npos, "in-job memory estimate: " + e);
   }
   const int status = chk.finish("test_in_job");

@@ -7,7 +7,7 @@
  * negative id, a derived datatype, an unsupported op): the same code and message on every rank,
  * the id named, no pattern made.
  * Usage: mpirun -np N test_pattern */
-#include "backends/exec/commfit_pattern.h"
+#include "runtime/commfit_pattern.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-// commfit::exec::Pattern (commfit_pattern.hpp) on a small case: rank r owns the ids i with
+// commfit::runtime::Pattern (commfit_pattern.hpp) on a small case: rank r owns the ids i with
 // i mod p == r, in descending order, and needs every id of the next rank plus its own first one
 // twice; gather, scatter with MPI_SUM, stats, and an id owned twice raised as Error on every rank.
-#include "backends/exec/commfit_pattern.hpp"
+#include "runtime/commfit_pattern.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < per; ++k) needed.push_back(std::int64_t{k} * size + (rank + 1) % size);
   needed.push_back(rank), needed.push_back(rank);
   {
-    auto p = commfit::exec::Pattern::from_ids(MPI_COMM_WORLD, owned, needed, "strategy=direct");
+    auto p = commfit::runtime::Pattern::from_ids(MPI_COMM_WORLD, owned, needed, "strategy=direct");
     check(p.stats().local == (size == 1 ? per + 2 : 2), "stats: local");
     check(p.stats().sent == (size == 1 ? 0 : per), "stats: sent");
     std::vector<double> x(owned.size()), y(needed.size(), -1);
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   owned.push_back(size == 1 ? 0 : (rank + 1) % size);   // owned by the next rank too
   bool raised = false;
   try {
-    commfit::exec::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);
+    commfit::runtime::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);
   } catch (const commfit::exec::Error& e) {
     raised = e.kind() == commfit::exec::Error::Kind::usage && std::strstr(e.what(), "is owned") != nullptr;
   }

@@ -1,12 +1,13 @@
 // commfit patterns from global ids, C++ API (docs/PATTERN.md; the C API is commfit_pattern.h):
 //
-//   auto p = commfit::exec::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);   // collective
-//   p.gather(x_owned.data(), x_needed.data(), MPI_DOUBLE);                      // owners -> needers
-//   p.scatter(y_needed.data(), y_owned.data(), MPI_DOUBLE, MPI_SUM);            // back, reduced
+//   auto p = commfit::runtime::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);   // collective
+//   p.gather(x_owned.data(), x_needed.data(), MPI_DOUBLE);                         // owners -> needers
+//   p.scatter(y_needed.data(), y_owned.data(), MPI_DOUBLE, MPI_SUM);               // back, reduced
 //
-// Defined in commfit_runtime (runtime/pattern.cpp). Every function is collective over the
-// communicator, and every error is raised on every rank as commfit::exec::Error (usage) with the
-// same message.
+// Library commfit_runtime (runtime/pattern.cpp; CMake commfit::runtime, pkg-config
+// commfit-runtime): the layer above the executor, whose executors it plans in the job. Every
+// function is collective over the communicator, and every error is raised on every rank as the
+// executor's commfit::exec::Error (usage) with the same message.
 #pragma once
 
 #include "commfit_exec.hpp"
@@ -16,7 +17,7 @@
 #include <span>
 #include <string>
 
-namespace commfit::exec {
+namespace commfit::runtime {
 
 // What from_ids found, on this rank (the same on every call of the same inputs).
 struct PatternStats {
@@ -57,4 +58,4 @@ class Pattern {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace commfit::exec
+}  // namespace commfit::runtime
