@@ -30,9 +30,11 @@ typedef struct commfit_pattern commfit_pattern;
 /* owned[i] is the global id of this rank's i-th owned value, needed[j] the id of its j-th needed
  * value (ids >= 0). Every id must be owned by exactly one rank; an id needed twice on one rank is
  * delivered twice, an id needed by its owner is copied locally (no message). The owners are found
- * with a distributed directory (each id's directory rank: a hash of the id modulo the ranks), then
- * the exchange is planned in the job as commfit_exec_plan would with plan_options (NULL or "" for
- * the defaults) and the gather's executor for 8-byte elements is made. Collective. On error *out is
+ * with a distributed directory (each id's directory rank: a hash of the id modulo the ranks) or,
+ * with the words "lookup=directory-block|ring|ring2d|ring3d|ring4d" and
+ * "reverse=nbx|allreduce|reduce-scatter" in plan_options, another method (docs/PATTERN.md); then
+ * the exchange is planned in the job as commfit_exec_plan would with the rest of plan_options (NULL
+ * or "" for the defaults) and the gather's executor for 8-byte elements is made. Collective. On error *out is
  * NULL and every rank returns COMMFIT_EXEC_ERR_USAGE with the same message for: an id needed that no
  * rank owns ("rank 5: directory: id 12 is needed by rank 3 (needed[0]) but owned by no rank"), an id
  * owned twice ("rank 5: directory: id 12 is owned by ranks 1 and 4"), a negative id, a negative

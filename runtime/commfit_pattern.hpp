@@ -25,15 +25,16 @@ struct PatternStats {
   std::int64_t local = 0;               // needed ids this rank owns itself (copied, not sent)
   int send_peers = 0, recv_peers = 0;   // other ranks this rank sends to / receives from in gather
   std::int64_t sent = 0, received = 0;  // elements one gather sends to / receives from other ranks
-  std::int64_t directory_ids = 0;       // ids this rank keeps as a directory rank
+  std::int64_t directory_ids = 0;       // ids this rank keeps as a directory rank (0 under the rings)
 };
 
 class Pattern {
  public:
   // owned[i]: the global id of this rank's i-th owned value; needed[j]: the id of its j-th needed
-  // value. Finds each needed id's owner with a distributed directory (Pinar and Hendrickson), then
-  // plans the exchange in the job with plan_options (commfit_exec_plan's "key=value" words) and
-  // makes the gather's executor for 8-byte elements. Error (usage) on every rank for an id no rank
+  // value. Finds each needed id's owner with a distributed directory (Pinar and Hendrickson; the
+  // words lookup= and reverse= of plan_options choose another method, docs/PATTERN.md), then
+  // plans the exchange in the job with the rest of plan_options (commfit_exec_plan's "key=value"
+  // words) and makes the gather's executor for 8-byte elements. Error (usage) on every rank for an id no rank
   // owns, an id owned twice, a negative id.
   static Pattern from_ids(MPI_Comm comm, std::span<const std::int64_t> owned, std::span<const std::int64_t> needed,
                           const std::string& plan_options = "");

@@ -1,21 +1,19 @@
 // Patterns from global ids (runtime/commfit_pattern.{h,hpp}, docs/PATTERN.md). The owner of
-// every needed id is found with the distributed directory of Pinar and Hendrickson ("Communication
-// Support for Adaptive Computation", §2, Fig. 1): each id has a directory rank (a hash of the id
-// modulo p), owners register (id, index) there, needers send their queries there, and the directory
-// answers both sides at once (the rendezvous), so owners learn what to send and needers where it
-// comes from in one round. The exchange is then planned in the job (runtime/in_job.hpp).
+// every needed id is found by runtime/owner_lookup.hpp: by default the distributed directory of
+// Pinar and Hendrickson ("Communication Support for Adaptive Computation", §2, Fig. 1), where owners
+// and needers meet at each id's directory rank, which answers both sides at once; on request the
+// ring and torus algorithms of their §2.1 with a reverse step. The exchange is then planned in the
+// job (runtime/in_job.hpp).
 #include "commfit_pattern.h"
 #include "commfit_pattern.hpp"
 
 #include "backends/exec/exec_support.h"
-#include "ir/random.h"
 #include "runtime/in_job.hpp"
+#include "runtime/owner_lookup.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <numeric>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -30,33 +28,6 @@ using exec::Executor;
 namespace {
 
 using I64 = std::int64_t;
-
-// The directory rank of an id: a hash, so that blocks of consecutive ids spread over the ranks.
-int directory_rank(I64 id, int size) {
-  return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(size));
-}
-
-// One MPI_Alltoallv of int64 words: `out` holds the words for each rank in rank order, `out_words`
-// how many. Returns the words received, `in_words` how many from each rank. The totals were checked
-// to fit MPI's int counts before (fits_int).
-std::vector<I64> alltoallv(MPI_Comm comm, const std::vector<I64>& out, const std::vector<int>& out_words, const std::vector<int>& in_words) {
-  const std::size_t p = out_words.size();
-  std::vector<int> sd(p), rd(p);
-  std::exclusive_scan(out_words.begin(), out_words.end(), sd.begin(), 0);
-  std::exclusive_scan(in_words.begin(), in_words.end(), rd.begin(), 0);
-  std::vector<I64> in(static_cast<std::size_t>(std::accumulate(in_words.begin(), in_words.end(), I64{0})));
-  MPI_Alltoallv(out.data(), out_words.data(), sd.data(), MPI_INT64_T, in.data(), in_words.data(), rd.data(), MPI_INT64_T, comm);
-  return in;
-}
-
-// "" when the words to send and to receive fit MPI_Alltoallv's int displacements, else the problem.
-std::string fits_int(const std::vector<I64>& out_words, const std::vector<I64>& in_words, const char* step) {
-  const I64 out = std::accumulate(out_words.begin(), out_words.end(), I64{0});
-  const I64 in = std::accumulate(in_words.begin(), in_words.end(), I64{0});
-  if (out <= INT_MAX && in <= INT_MAX) return {};
-  return std::string("the directory's ") + step + " would move " + std::to_string(std::max(out, in)) +
-         " words on one rank, more than MPI_Alltoallv's 2^31 - 1";
-}
 
 // The element types gather and scatter take: predefined, contiguous; `kind` says how to reduce.
 enum class Kind { bytes, f32, f64, s8, s16, s32, s64, u8, u16, u32, u64, other };
@@ -148,7 +119,7 @@ void move_elements(unsigned char* out, const unsigned char* in, const std::vecto
 }  // namespace
 
 struct Pattern::Impl {
-  MPI_Comm comm = MPI_COMM_NULL;   // our duplicate: the directory's traffic and later planning
+  MPI_Comm comm = MPI_COMM_NULL;   // our duplicate: the owner lookup's traffic and later planning
   int rank = 0, size = 0;
   InJobOptions options;
   PatternStats stats;
@@ -198,7 +169,7 @@ struct Pattern::Impl {
 
 namespace {
 
-// Fig. 1 with the exchange it yields. `caller_error` is this rank's own problem with its arguments
+// The owners found, with the exchange they yield. `caller_error` is this rank's own problem with its arguments
 // (from the C binding), raised on every rank with the first agreement.
 std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> owned, std::span<const I64> needed,
                                      const std::string& plan_options, std::string caller_error) {
@@ -214,10 +185,14 @@ std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> ow
   const int p = m.size, me = m.rank;
   const std::size_t P = static_cast<std::size_t>(p);
 
-  // 0. This rank's arguments: the options parse, every id is >= 0.
+  // 0. This rank's arguments: the options parse (the lookup's words, then in-job planning's), every
+  //    id is >= 0.
   std::string local = std::move(caller_error);
+  LookupOptions lookup;
   try {
-    m.options = parse_in_job_options(plan_options);
+    std::string in_job = plan_options;
+    lookup = take_lookup_options(in_job);
+    m.options = parse_in_job_options(in_job);
   } catch (const std::exception& e) {
     if (local.empty()) local = e.what();
   }
@@ -229,124 +204,25 @@ std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> ow
   negative(needed, "needed");
   if (!local.empty()) owned = {}, needed = {};   // take part in the counts, send nothing
 
-  // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank.
-  std::vector<int> reg(P), qry(P);
-  for (I64 id : owned) ++reg[directory_rank(id, p)];
-  for (I64 id : needed) ++qry[directory_rank(id, p)];
-  std::vector<int> counts_out(2 * P), counts_in(2 * P);
-  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = reg[d], counts_out[2 * d + 1] = qry[d];
-  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, m.comm);
-  std::vector<I64> out_words(P), in_words(P);
-  for (std::size_t d = 0; d < P; ++d)
-    out_words[d] = 2 * (I64{reg[d]} + qry[d]), in_words[d] = 2 * (I64{counts_in[2 * d]} + counts_in[2 * d + 1]);
-  if (local.empty()) local = fits_int(out_words, in_words, "registrations and queries");
-  agree(m.comm, Error::Kind::usage, local);
+  // 1. The owners: every needed id's owner, and what this rank serves (runtime/owner_lookup.hpp).
+  OwnerLookup found = find_owners(m.comm, owned, needed, lookup, local);
+  m.stats.directory_ids = found.directory_ids;
 
-  std::vector<int> out_w(out_words.begin(), out_words.end()), in_w(in_words.begin(), in_words.end());
-  std::vector<I64> out(static_cast<std::size_t>(std::accumulate(out_words.begin(), out_words.end(), I64{0})));
-  {
-    std::vector<I64> at(P), q_at(P);
-    I64 o = 0;
-    for (std::size_t d = 0; d < P; ++d) at[d] = o, q_at[d] = o + 2 * I64{reg[d]}, o += out_words[d];
-    for (std::size_t i = 0; i < owned.size(); ++i) {
-      const auto d = static_cast<std::size_t>(directory_rank(owned[i], p));
-      out[static_cast<std::size_t>(at[d]++)] = owned[i], out[static_cast<std::size_t>(at[d]++)] = static_cast<I64>(i);
-    }
-    for (std::size_t j = 0; j < needed.size(); ++j) {
-      const auto d = static_cast<std::size_t>(directory_rank(needed[j], p));
-      out[static_cast<std::size_t>(q_at[d]++)] = needed[j], out[static_cast<std::size_t>(q_at[d]++)] = static_cast<I64>(j);
-    }
-  }
-  const std::vector<I64> in = alltoallv(m.comm, out, out_w, in_w);
-  out = {};
-
-  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
-  //    query answered to its needer (the owner) and told to the owner (needer, position, index).
-  struct Entry {
-    I64 id;
-    int owner;
-    I64 index;
-  };
-  std::vector<Entry> dir;
-  {
-    std::size_t k = 0;
-    for (int s = 0; s < p; ++s) {
-      for (int n = 0; n < counts_in[2 * s]; ++n, k += 2) dir.push_back({in[k], s, in[k + 1]});
-      k += 2 * static_cast<std::size_t>(counts_in[2 * s + 1]);
-    }
-  }
-  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
-  m.stats.directory_ids = static_cast<I64>(dir.size());
-  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
-    if (dir[i].id == dir[i - 1].id) {
-      const Entry &a = dir[i - 1], &b = dir[i];
-      local = a.owner == b.owner ? "directory: id " + std::to_string(a.id) + " is owned twice by rank " + std::to_string(a.owner) + " (owned[" +
-                                       std::to_string(a.index) + "] and owned[" + std::to_string(b.index) + "])"
-                                 : "directory: id " + std::to_string(a.id) + " is owned by ranks " + std::to_string(a.owner) + " and " + std::to_string(b.owner);
-    }
-  std::vector<std::vector<I64>> answers(P), notices(P);   // to each needer / owner
-  {
-    std::size_t k = 0;
-    for (int s = 0; s < p; ++s) {
-      k += 2 * static_cast<std::size_t>(counts_in[2 * s]);
-      for (int n = 0; n < counts_in[2 * s + 1]; ++n, k += 2) {
-        const I64 id = in[k], j = in[k + 1];
-        const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
-        if (e == dir.end() || e->id != id) {
-          if (local.empty()) local = "directory: id " + std::to_string(id) + " is needed by rank " + std::to_string(s) + " (needed[" + std::to_string(j) + "]) but owned by no rank";
-          continue;
-        }
-        answers[static_cast<std::size_t>(s)].push_back(e->owner);
-        notices[static_cast<std::size_t>(e->owner)].insert(notices[static_cast<std::size_t>(e->owner)].end(), {s, j, e->index});
-      }
-    }
-  }
-  agree(m.comm, Error::Kind::usage, local);
-
-  // 3. The directory's answers and notices reach needers and owners.
-  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = static_cast<int>(answers[d].size()), counts_out[2 * d + 1] = static_cast<int>(notices[d].size() / 3);
-  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, m.comm);
-  for (std::size_t d = 0; d < P; ++d)
-    out_words[d] = I64{counts_out[2 * d]} + 3 * I64{counts_out[2 * d + 1]}, in_words[d] = I64{counts_in[2 * d]} + 3 * I64{counts_in[2 * d + 1]};
-  agree(m.comm, Error::Kind::usage, fits_int(out_words, in_words, "answers"));
-  for (std::size_t d = 0; d < P; ++d) {
-    out.insert(out.end(), answers[d].begin(), answers[d].end());
-    out.insert(out.end(), notices[d].begin(), notices[d].end());
-    answers[d] = {}, notices[d] = {};
-  }
-  out_w.assign(out_words.begin(), out_words.end()), in_w.assign(in_words.begin(), in_words.end());
-  const std::vector<I64> back = alltoallv(m.comm, out, out_w, in_w);
-  out = {};
-
-  // 4. The exchange. Needer: the answers come from each directory rank in the order this rank
-  //    queried it (needed[] order); the receive layout is by owner, then position.
-  std::vector<std::size_t> from(P);
-  {
-    std::size_t k = 0;
-    for (std::size_t d = 0; d < P; ++d) from[d] = k, k += static_cast<std::size_t>(in_words[d]);
-  }
-  std::vector<int> owner_of(needed.size());
-  for (std::size_t j = 0; j < needed.size(); ++j) owner_of[j] = static_cast<int>(back[from[static_cast<std::size_t>(directory_rank(needed[j], p))]++]);
+  // 2. The exchange. Needer: the receive layout is by owner, then position in needed[].
   m.recv_count.assign(P, 0), m.recv_displ.assign(P, 0);
-  for (int o : owner_of) ++m.recv_count[static_cast<std::size_t>(o)];
+  for (int o : found.owner) ++m.recv_count[static_cast<std::size_t>(o)];
   std::exclusive_scan(m.recv_count.begin(), m.recv_count.end(), m.recv_displ.begin(), 0);
   m.recv_slot.resize(needed.size());
   {
     std::vector<int> at = m.recv_displ;
-    for (std::size_t j = 0; j < needed.size(); ++j) m.recv_slot[static_cast<std::size_t>(at[static_cast<std::size_t>(owner_of[j])]++)] = static_cast<I64>(j);
+    for (std::size_t j = 0; j < needed.size(); ++j) m.recv_slot[static_cast<std::size_t>(at[static_cast<std::size_t>(found.owner[j])]++)] = static_cast<I64>(j);
   }
-  //    Owner: the notices (needer, position, index) after the answers, sorted by needer, then
-  //    position: the send layout, in the order each needer's receive layout expects.
-  std::vector<std::tuple<I64, I64, I64>> sends;
-  for (std::size_t d = 0; d < P; ++d)
-    for (int n = 0; n < counts_in[2 * d + 1]; ++n) {
-      const std::size_t k = from[d] + 3 * static_cast<std::size_t>(n);
-      sends.emplace_back(back[k], back[k + 1], back[k + 2]);
-    }
-  std::sort(sends.begin(), sends.end());
+  found.owner = {}, found.owner_index = {};
+  //    Owner: what it serves, by needer, then position: the send layout, in the order each
+  //    needer's receive layout expects.
   m.send_count.assign(P, 0), m.send_displ.assign(P, 0);
-  m.send_index.reserve(sends.size());
-  for (const auto& [s, j, index] : sends) ++m.send_count[static_cast<std::size_t>(s)], m.send_index.push_back(index);
+  m.send_index.reserve(found.served.size());
+  for (const Served& s : found.served) ++m.send_count[static_cast<std::size_t>(s.needer)], m.send_index.push_back(s.index);
   std::exclusive_scan(m.send_count.begin(), m.send_count.end(), m.send_displ.begin(), 0);
   m.exec_send_count = m.send_count, m.exec_recv_count = m.recv_count;
   m.exec_send_count[static_cast<std::size_t>(me)] = m.exec_recv_count[static_cast<std::size_t>(me)] = 0;
@@ -359,7 +235,7 @@ std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> ow
     st.sent += m.exec_send_count[static_cast<std::size_t>(q)], st.received += m.exec_recv_count[static_cast<std::size_t>(q)];
   }
 
-  // 5. The gather's executor for 8-byte elements (double, int64): planning problems show here.
+  // 3. The gather's executor for 8-byte elements (double, int64): planning problems show here.
   m.executor(false, 8);
   return impl;
 }

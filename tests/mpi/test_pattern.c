@@ -3,9 +3,11 @@
  * duplicates and self-owned ids (the last rank of three or more needs nothing). Gather of MPI_DOUBLE,
  * MPI_INT64_T and MPI_INT checked value by value against a function of the id; scatter with MPI_SUM,
  * MPI_MAX, MPI_MIN and MPI_REPLACE checked against a reference made with plain MPI_Alltoallv from
- * the test's own knowledge of the owners; then the errors (an id nobody owns, an id owned twice, a
- * negative id, a derived datatype, an unsupported op): the same code and message on every rank,
- * the id named, no pattern made.
+ * the test's own knowledge of the owners. Then every owner lookup method (lookup=) and every
+ * reverse step (reverse=) on the same inputs: gather and scatter (MPI_SUM, MPI_REPLACE) identical
+ * to the reference. Then the errors (an id nobody owns, an id owned twice, a negative id) under the
+ * directory and a ring, a bad lookup= or reverse= value, a derived datatype, an unsupported op: the
+ * same code and message on every rank, the id named, no pattern made.
  * Usage: mpirun -np N test_pattern */
 #include "runtime/commfit_pattern.h"
 
@@ -152,6 +154,45 @@ static void expect_error(const char* what, int rc, commfit_pattern* p, const cha
   if (rank == 0) printf("  %s: %s\n", what, msg);
 }
 
+/* One owner lookup method (options: its plan_options): gather of MPI_DOUBLE value by value, and
+ * scatter with MPI_SUM and MPI_REPLACE identical to the MPI_Alltoallv reference. */
+static void check_method(const char* options, const int64_t* owned, int64_t n_owned, const int64_t* needed, int64_t n_needed) {
+  commfit_pattern* p = NULL;
+  double* od = malloc(8 * (size_t)(n_owned + 1));
+  double* nd = malloc(8 * (size_t)(n_needed + 1));
+  double* rd = malloc(8 * (size_t)(n_owned + 1));
+  int64_t i, j;
+  int bad = 0, op, rc;
+  double t0 = MPI_Wtime(), t_lookup;
+  char what[300];
+  rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, options, &p);
+  t_lookup = MPI_Wtime() - t0;
+  snprintf(what, sizeof what, "%s: from_ids: %s", options, commfit_exec_last_error());
+  CHECK(rc == COMMFIT_EXEC_SUCCESS && p != NULL, what);
+  if (p) {
+    for (i = 0; i < n_owned; ++i) od[i] = dvalue(owned[i]);
+    for (j = 0; j < n_needed; ++j) nd[j] = -1;
+    rc = commfit_pattern_gather(p, od, nd, MPI_DOUBLE);
+    CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+    for (j = 0; j < n_needed; ++j) bad += nd[j] != dvalue(needed[j]);
+    snprintf(what, sizeof what, "%s: gather: a needed value is not its owner's", options);
+    CHECK(bad == 0, what);
+    for (op = 0; op < 4; op += 3) {
+      for (j = 0; j < n_needed; ++j) nd[j] = (double)((rank * 7919 + j * 31) % 1009) * 0.25 - 100;
+      for (i = 0; i < n_owned; ++i) od[i] = rd[i] = dvalue(owned[i]) - 1000;
+      reference_scatter(needed, n_needed, owned, n_owned, nd, 1, op, rd);
+      rc = commfit_pattern_scatter(p, nd, od, MPI_DOUBLE, op == 0 ? MPI_SUM : MPI_REPLACE);
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      for (bad = 0, i = 0; i < n_owned; ++i) bad += od[i] != rd[i];
+      snprintf(what, sizeof what, "%s: scatter %s: an owned value differs from the reference", options, op == 0 ? "MPI_SUM" : "MPI_REPLACE");
+      CHECK(bad == 0, what);
+    }
+  }
+  commfit_pattern_free(&p);
+  if (rank == 0) printf("  %-40s from_ids %.3f s, all %.3f s\n", options, t_lookup, MPI_Wtime() - t0);
+  free(od); free(nd); free(rd);
+}
+
 int main(int argc, char** argv) {
   int64_t n_owned, n_needed, i, j;
   int64_t *owned, *needed;
@@ -231,14 +272,27 @@ int main(int argc, char** argv) {
   CHECK(p == NULL, "free");
   commfit_pattern_free(&p);
 
-  /* Errors on every rank. An id nobody owns, needed by rank 0. */
+  /* Every lookup method and every reverse step on the same inputs. */
   {
+    static const char* methods[] = {
+        "lookup=directory",           "lookup=directory-block",         "lookup=auto reverse=auto",
+        "lookup=ring reverse=nbx",    "lookup=ring reverse=allreduce",  "lookup=ring reverse=reduce-scatter",
+        "lookup=ring2d reverse=nbx",  "lookup=ring2d reverse=allreduce", "lookup=ring2d reverse=reduce-scatter",
+        "lookup=ring3d reverse=nbx",  "lookup=ring3d reverse=allreduce", "lookup=ring3d reverse=reduce-scatter",
+        "lookup=ring4d reverse=nbx",  "lookup=ring4d reverse=allreduce", "lookup=ring4d reverse=reduce-scatter"};
+    size_t k;
+    for (k = 0; k < sizeof methods / sizeof *methods; ++k) check_method(methods[k], owned, n_owned, needed, n_needed);
+  }
+
+  /* Errors on every rank, under the directory and under a ring. An id nobody owns, needed by rank 0. */
+  for (op = 0; op < 2; ++op) {
+    const char* options = op == 0 ? NULL : "lookup=ring2d reverse=reduce-scatter";
     char id[40];
     int64_t extra = id_of(N + 5), keep = n_needed ? needed[0] : 0;
     if (rank == 0) needed[0] = extra;
     snprintf(id, sizeof id, "id %lld ", (long long)extra);
     p = (commfit_pattern*)&p; /* not NULL: must be cleared */
-    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, NULL, &p);
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, options, &p);
     expect_error("unowned id", rc, p, id, "owned by no rank");
     if (rank == 0) needed[0] = keep;
 
@@ -246,13 +300,23 @@ int main(int argc, char** argv) {
     extra = id_of(perm[0]);
     snprintf(id, sizeof id, "id %lld ", (long long)extra);
     if (rank == size - 1) owned[n_owned] = extra;
-    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned + (rank == size - 1), owned, n_needed, needed, NULL, &p);
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned + (rank == size - 1), owned, n_needed, needed, options, &p);
     expect_error("doubly owned id", rc, p, id, size > 1 ? "is owned by ranks 0 and" : "is owned twice by rank 0");
 
     /* A negative id, needed by the last rank. */
     rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, rank == size - 1 ? 1 : n_needed,
-                                  rank == size - 1 ? (int64_t[]){-5} : needed, NULL, &p);
+                                  rank == size - 1 ? (int64_t[]){-5} : needed, options, &p);
     expect_error("negative id", rc, p, "id -5 ", "is negative");
+  }
+
+  /* Bad lookup options: a value no method has, a reverse step no method has, ranks that differ. */
+  rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, "lookup=spiral", &p);
+  expect_error("bad lookup", rc, p, "lookup=spiral", "expected an owner lookup method (auto, directory, directory-block, ring, ring2d");
+  rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, "strategy=direct reverse=gossip", &p);
+  expect_error("bad reverse", rc, p, "reverse=gossip", "expected a reverse-step method (auto, nbx, allreduce, reduce-scatter)");
+  if (size > 1) {
+    rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, rank == 0 ? "lookup=ring" : "lookup=directory", &p);
+    expect_error("lookup differs between ranks", rc, p, "lookup=", "the owner lookup options differ between ranks");
   }
 
   {

@@ -1,0 +1,471 @@
+// Owner lookup (runtime/owner_lookup.hpp): the distributed directory of Pinar and Hendrickson's
+// Fig. 1, their ring and k-dimensional torus algorithms (§2.1), and the reverse step the rings need.
+#include "runtime/owner_lookup.hpp"
+
+#include "backends/exec/exec_support.h"
+#include "ir/error.h"
+#include "ir/random.h"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+namespace commfit::runtime {
+
+using exec::agree;
+using exec::Error;
+
+namespace {
+
+using I64 = std::int64_t;
+
+// One table names every method and drives the option's parsing and its error message.
+struct MethodEntry {
+  const char* name;
+  LookupMethod method;
+  int dims;   // the rings: grid dimensions; 0 for the directories
+};
+constexpr MethodEntry kMethods[] = {
+    {"directory", LookupMethod::directory, 0},        // Fig. 1, ids hashed to directory ranks (auto)
+    {"directory-block", LookupMethod::directory_block, 0},   // Fig. 1, blocks of consecutive ids (as in §2.2)
+    {"ring", LookupMethod::ring, 1},                  // §2.1: p - 1 steps around one ring
+    {"ring2d", LookupMethod::ring2d, 2},              // §2.1: rows, then columns of a 2-D grid
+    {"ring3d", LookupMethod::ring3d, 3},
+    {"ring4d", LookupMethod::ring4d, 4},
+};
+struct ReverseEntry {
+  const char* name;
+  ReverseMethod method;
+};
+constexpr ReverseEntry kReverse[] = {
+    {"nbx", ReverseMethod::nbx},                      // MPI_Issend, MPI_Iprobe, MPI_Ibarrier (auto)
+    {"allreduce", ReverseMethod::allreduce},          // MPI_Allreduce of a p-vector of message counts
+    {"reduce-scatter", ReverseMethod::reduce_scatter},   // MPI_Reduce_scatter_block of the same
+};
+
+// Tags on the lookup's communicator: the rings' lists, the reverse step's messages.
+constexpr int kTagCount = 41, kTagList = 42, kTagReverse = 43;
+
+const char* reverse_name(ReverseMethod m) {
+  for (const ReverseEntry& e : kReverse)
+    if (e.method == m) return e.name;
+  return kReverse[0].name;
+}
+
+const MethodEntry& entry(LookupMethod m) {
+  for (const MethodEntry& e : kMethods)
+    if (e.method == m) return e;
+  return kMethods[0];
+}
+
+// One MPI_Alltoallv of int64 words: `out` holds the words for each rank in rank order, `out_words`
+// how many. Returns the words received, `in_words` how many from each rank. The totals were checked
+// to fit MPI's int counts before (fits_int).
+std::vector<I64> alltoallv(MPI_Comm comm, const std::vector<I64>& out, const std::vector<int>& out_words, const std::vector<int>& in_words) {
+  const std::size_t p = out_words.size();
+  std::vector<int> sd(p), rd(p);
+  std::exclusive_scan(out_words.begin(), out_words.end(), sd.begin(), 0);
+  std::exclusive_scan(in_words.begin(), in_words.end(), rd.begin(), 0);
+  std::vector<I64> in(static_cast<std::size_t>(std::accumulate(in_words.begin(), in_words.end(), I64{0})));
+  MPI_Alltoallv(out.data(), out_words.data(), sd.data(), MPI_INT64_T, in.data(), in_words.data(), rd.data(), MPI_INT64_T, comm);
+  return in;
+}
+
+// "" when the words to send and to receive fit MPI_Alltoallv's int displacements, else the problem.
+std::string fits_int(const std::vector<I64>& out_words, const std::vector<I64>& in_words, const char* step) {
+  const I64 out = std::accumulate(out_words.begin(), out_words.end(), I64{0});
+  const I64 in = std::accumulate(in_words.begin(), in_words.end(), I64{0});
+  if (out <= INT_MAX && in <= INT_MAX) return {};
+  return std::string("the directory's ") + step + " would move " + std::to_string(std::max(out, in)) +
+         " words on one rank, more than MPI_Alltoallv's 2^31 - 1";
+}
+
+std::string owned_twice(I64 id, I64 rank, I64 a, I64 b) {
+  return "id " + std::to_string(id) + " is owned twice by rank " + std::to_string(rank) + " (owned[" + std::to_string(a) + "] and owned[" +
+         std::to_string(b) + "])";
+}
+std::string owned_by_two(I64 id, I64 a, I64 b) {
+  return "id " + std::to_string(id) + " is owned by ranks " + std::to_string(std::min(a, b)) + " and " + std::to_string(std::max(a, b));
+}
+std::string owned_by_none(I64 id, I64 needer, I64 position) {
+  return "id " + std::to_string(id) + " is needed by rank " + std::to_string(needer) + " (needed[" + std::to_string(position) + "]) but owned by no rank";
+}
+
+void sort_served(std::vector<Served>& s) {
+  std::sort(s.begin(), s.end(), [](const Served& a, const Served& b) { return std::tie(a.needer, a.position) < std::tie(b.needer, b.position); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The distributed directory (Fig. 1). `home(id)` is the id's directory rank, the same on every rank.
+template <class Home>
+OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, Home home, std::string local) {
+  int p = 0, me = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  const std::size_t P = static_cast<std::size_t>(p);
+  OwnerLookup r;
+
+  // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank:
+  //    one MPI_Alltoall of the counts, one MPI_Alltoallv of the words.
+  std::vector<int> reg(P), qry(P);
+  for (I64 id : owned) ++reg[static_cast<std::size_t>(home(id))];
+  for (I64 id : needed) ++qry[static_cast<std::size_t>(home(id))];
+  std::vector<int> counts_out(2 * P), counts_in(2 * P);
+  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = reg[d], counts_out[2 * d + 1] = qry[d];
+  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, comm);
+  std::vector<I64> out_words(P), in_words(P);
+  for (std::size_t d = 0; d < P; ++d)
+    out_words[d] = 2 * (I64{reg[d]} + qry[d]), in_words[d] = 2 * (I64{counts_in[2 * d]} + counts_in[2 * d + 1]);
+  if (local.empty()) local = fits_int(out_words, in_words, "registrations and queries");
+  agree(comm, Error::Kind::usage, local);
+
+  std::vector<int> out_w(out_words.begin(), out_words.end()), in_w(in_words.begin(), in_words.end());
+  std::vector<I64> out(static_cast<std::size_t>(std::accumulate(out_words.begin(), out_words.end(), I64{0})));
+  {
+    std::vector<I64> at(P), q_at(P);
+    I64 o = 0;
+    for (std::size_t d = 0; d < P; ++d) at[d] = o, q_at[d] = o + 2 * I64{reg[d]}, o += out_words[d];
+    for (std::size_t i = 0; i < owned.size(); ++i) {
+      const auto d = static_cast<std::size_t>(home(owned[i]));
+      out[static_cast<std::size_t>(at[d]++)] = owned[i], out[static_cast<std::size_t>(at[d]++)] = static_cast<I64>(i);
+    }
+    for (std::size_t j = 0; j < needed.size(); ++j) {
+      const auto d = static_cast<std::size_t>(home(needed[j]));
+      out[static_cast<std::size_t>(q_at[d]++)] = needed[j], out[static_cast<std::size_t>(q_at[d]++)] = static_cast<I64>(j);
+    }
+  }
+  const std::vector<I64> in = alltoallv(comm, out, out_w, in_w);
+  out = {};
+
+  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
+  //    query answered to its needer (owner, index) and told to the owner (needer, position, index).
+  struct Entry {
+    I64 id;
+    int owner;
+    I64 index;
+  };
+  std::vector<Entry> dir;
+  {
+    std::size_t k = 0;
+    for (int s = 0; s < p; ++s) {
+      for (int n = 0; n < counts_in[2 * s]; ++n, k += 2) dir.push_back({in[k], s, in[k + 1]});
+      k += 2 * static_cast<std::size_t>(counts_in[2 * s + 1]);
+    }
+  }
+  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
+  r.directory_ids = static_cast<I64>(dir.size());
+  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
+    if (dir[i].id == dir[i - 1].id) {
+      const Entry &a = dir[i - 1], &b = dir[i];
+      local = "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
+    }
+  std::vector<std::vector<I64>> answers(P), notices(P);   // to each needer / owner
+  {
+    std::size_t k = 0;
+    for (int s = 0; s < p; ++s) {
+      k += 2 * static_cast<std::size_t>(counts_in[2 * s]);
+      for (int n = 0; n < counts_in[2 * s + 1]; ++n, k += 2) {
+        const I64 id = in[k], j = in[k + 1];
+        const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
+        if (e == dir.end() || e->id != id) {
+          if (local.empty()) local = "directory: " + owned_by_none(id, s, j);
+          continue;
+        }
+        answers[static_cast<std::size_t>(s)].insert(answers[static_cast<std::size_t>(s)].end(), {I64{e->owner}, e->index});
+        notices[static_cast<std::size_t>(e->owner)].insert(notices[static_cast<std::size_t>(e->owner)].end(), {s, j, e->index});
+      }
+    }
+  }
+  agree(comm, Error::Kind::usage, local);
+
+  // 3. The directory's answers and notices reach needers and owners: again one MPI_Alltoall of
+  //    counts and one MPI_Alltoallv.
+  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = static_cast<int>(answers[d].size() / 2), counts_out[2 * d + 1] = static_cast<int>(notices[d].size() / 3);
+  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, comm);
+  for (std::size_t d = 0; d < P; ++d)
+    out_words[d] = 2 * I64{counts_out[2 * d]} + 3 * I64{counts_out[2 * d + 1]}, in_words[d] = 2 * I64{counts_in[2 * d]} + 3 * I64{counts_in[2 * d + 1]};
+  agree(comm, Error::Kind::usage, fits_int(out_words, in_words, "answers"));
+  for (std::size_t d = 0; d < P; ++d) {
+    out.insert(out.end(), answers[d].begin(), answers[d].end());
+    out.insert(out.end(), notices[d].begin(), notices[d].end());
+    answers[d] = {}, notices[d] = {};
+  }
+  out_w.assign(out_words.begin(), out_words.end()), in_w.assign(in_words.begin(), in_words.end());
+  const std::vector<I64> back = alltoallv(comm, out, out_w, in_w);
+  out = {};
+
+  // 4. Needer: the answers come from each directory rank in the order this rank queried it
+  //    (needed[] order). Owner: the notices after the answers.
+  std::vector<std::size_t> from(P);
+  {
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < P; ++d) from[d] = k, k += static_cast<std::size_t>(in_words[d]);
+  }
+  r.owner.resize(needed.size()), r.owner_index.resize(needed.size());
+  for (std::size_t j = 0; j < needed.size(); ++j) {
+    std::size_t& k = from[static_cast<std::size_t>(home(needed[j]))];
+    r.owner[j] = static_cast<int>(back[k]), r.owner_index[j] = back[k + 1], k += 2;
+  }
+  for (std::size_t d = 0; d < P; ++d)
+    for (int n = 0; n < counts_in[2 * d + 1]; ++n, from[d] += 3) r.served.push_back({back[from[d]], back[from[d] + 1], back[from[d] + 2]});
+  sort_served(r.served);
+  return r;
+}
+
+int hashed_home(I64 id, int p) { return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(p)); }
+
+// ---------------------------------------------------------------------------------------------
+// The reverse step: each rank sends out[q] to every other rank q with words for it; no rank knows
+// who sends to it. Returns the messages received, by source.
+using Messages = std::vector<std::pair<int, std::vector<I64>>>;
+
+std::vector<I64> receive_any(MPI_Comm comm, int& source, bool probe_only, bool& got) {
+  MPI_Status st;
+  int flag = 1;
+  if (probe_only) MPI_Iprobe(MPI_ANY_SOURCE, kTagReverse, comm, &flag, &st);
+  else MPI_Probe(MPI_ANY_SOURCE, kTagReverse, comm, &st);
+  got = flag != 0;
+  if (!got) return {};
+  int n = 0;
+  MPI_Get_count(&st, MPI_INT64_T, &n);
+  source = st.MPI_SOURCE;
+  std::vector<I64> v(static_cast<std::size_t>(n));
+  MPI_Recv(v.data(), n, MPI_INT64_T, source, kTagReverse, comm, MPI_STATUS_IGNORE);
+  return v;
+}
+
+Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std::vector<I64>>& out) {
+  int p = 0, me = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  Messages got;
+  std::vector<MPI_Request> sends;
+  std::vector<int> targets(static_cast<std::size_t>(p), 0);
+  for (int q = 0; q < p; ++q) targets[static_cast<std::size_t>(q)] = q != me && !out[static_cast<std::size_t>(q)].empty();
+  const auto post = [&](bool synchronous) {
+    for (int q = 0; q < p; ++q) {
+      if (!targets[static_cast<std::size_t>(q)]) continue;
+      const auto& v = out[static_cast<std::size_t>(q)];
+      sends.emplace_back();
+      if (synchronous) MPI_Issend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, kTagReverse, comm, &sends.back());
+      else MPI_Isend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, kTagReverse, comm, &sends.back());
+    }
+  };
+  if (how == ReverseMethod::nbx) {
+    // NBX: synchronous sends complete only once matched, so a rank whose sends are all matched
+    // enters the non-blocking barrier; when the barrier completes every message has been received.
+    post(true);
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    bool in_barrier = false;
+    for (;;) {
+      int source = -1;
+      bool any = false;
+      std::vector<I64> v = receive_any(comm, source, true, any);
+      if (any) got.emplace_back(source, std::move(v));
+      int done = 0;
+      if (!in_barrier) {
+        MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
+        if (done) MPI_Ibarrier(comm, &barrier), in_barrier = true;
+      } else {
+        MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+      }
+    }
+  } else {
+    // The number of messages each rank receives: element q of the sum of every rank's 0/1 vector.
+    int expect = 0;
+    if (how == ReverseMethod::allreduce) {
+      std::vector<int> sum(targets.size());
+      MPI_Allreduce(targets.data(), sum.data(), p, MPI_INT, MPI_SUM, comm);
+      expect = sum[static_cast<std::size_t>(me)];
+    } else {
+      MPI_Reduce_scatter_block(targets.data(), &expect, 1, MPI_INT, MPI_SUM, comm);
+    }
+    post(false);
+    for (int n = 0; n < expect; ++n) {
+      int source = -1;
+      bool any = false;
+      std::vector<I64> v = receive_any(comm, source, false, any);
+      got.emplace_back(source, std::move(v));
+    }
+    MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+  }
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return got;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ring (dims = 1) and the k-dimensional torus algorithms (§2.1). The ranks sit on a grid of
+// MPI_Dims_create(p, dims) (as near-cubic as p allows; a prime p gives p x 1 x ...: one ring, the
+// dimensions of extent 1 cost nothing). Along each dimension in turn, the lists travel around the
+// ring of that dimension (extent - 1 steps); every rank answers each list it receives from its own
+// ids, and, except in the last dimension, aggregates the lists it received with its own: the
+// aggregate is what travels along the next dimension. Every rank thus sees every other rank's
+// list exactly once. A list is (id, needer, position) triples.
+OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, int ndims, ReverseMethod reverse,
+                 const char* name, std::string local) {
+  int p = 0, me = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  const std::size_t P = static_cast<std::size_t>(p);
+  const std::string prefix = std::string(name) + ": ";
+  OwnerLookup r;
+
+  std::vector<int> dims(static_cast<std::size_t>(ndims), 0);
+  if (ndims == 1) dims[0] = p;
+  else MPI_Dims_create(p, ndims, dims.data());
+  int last = -1;   // the last dimension with a ring to run
+  for (int i = 0; i < ndims; ++i)
+    if (dims[static_cast<std::size_t>(i)] > 1) last = i;
+
+  // This rank's ids, sorted for the answers; an id it owns twice is its own to report.
+  std::vector<std::pair<I64, I64>> mine(owned.size());   // (id, index)
+  for (std::size_t i = 0; i < owned.size(); ++i) mine[i] = {owned[i], static_cast<I64>(i)};
+  std::sort(mine.begin(), mine.end());
+  for (std::size_t i = 1; i < mine.size() && local.empty(); ++i)
+    if (mine[i].first == mine[i - 1].first) local = prefix + owned_twice(mine[i].first, me, mine[i - 1].second, mine[i].second);
+
+  // The largest list that travels: the aggregate of prod(extents before the last) lists, each no
+  // longer than the longest needed[] (one MPI_Allreduce), must fit MPI's int counts.
+  {
+    I64 longest = static_cast<I64>(needed.size());
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT64_T, MPI_MAX, comm);
+    I64 lists = 1;
+    for (int i = 0; i < last; ++i) lists *= dims[static_cast<std::size_t>(i)];
+    if (local.empty() && 3 * longest > INT_MAX / std::max<I64>(lists, 1))
+      local = prefix + "the lists would reach " + std::to_string(3 * longest * lists) + " words, more than MPI's 2^31 - 1";
+  }
+  agree(comm, Error::Kind::usage, local);
+
+  const auto answer = [&](const std::vector<I64>& list) {
+    for (std::size_t k = 0; k < list.size(); k += 3) {
+      const auto e = std::lower_bound(mine.begin(), mine.end(), std::pair<I64, I64>{list[k], -1});
+      if (e != mine.end() && e->first == list[k]) r.served.push_back({list[k + 1], list[k + 2], e->second});
+    }
+  };
+  std::vector<I64> held;   // this rank's list, then the aggregate of the dimensions done
+  held.reserve(3 * needed.size());
+  for (std::size_t j = 0; j < needed.size(); ++j) held.insert(held.end(), {needed[j], I64{me}, static_cast<I64>(j)});
+  answer(held);   // the ids this rank needs of its own
+  int stride = 1;
+  for (int i = 0; i <= last; ++i) {
+    const int extent = dims[static_cast<std::size_t>(i)];
+    const int c = (me / stride) % extent;
+    const int next = me + (((c + 1) % extent) - c) * stride, prev = me + (((c + extent - 1) % extent) - c) * stride;
+    std::vector<I64> passing = held, aggregate = (i < last) ? held : std::vector<I64>{};
+    for (int step = 1; step < extent; ++step) {
+      // (1) receive a list from the previous rank, (2) answer it, (3) pass it on.
+      I64 n_out = static_cast<I64>(passing.size()), n_in = 0;
+      MPI_Sendrecv(&n_out, 1, MPI_INT64_T, next, kTagCount, &n_in, 1, MPI_INT64_T, prev, kTagCount, comm, MPI_STATUS_IGNORE);
+      std::vector<I64> incoming(static_cast<std::size_t>(n_in));
+      MPI_Sendrecv(passing.data(), static_cast<int>(n_out), MPI_INT64_T, next, kTagList, incoming.data(), static_cast<int>(n_in), MPI_INT64_T, prev,
+                   kTagList, comm, MPI_STATUS_IGNORE);
+      answer(incoming);
+      if (i < last) aggregate.insert(aggregate.end(), incoming.begin(), incoming.end());
+      passing = std::move(incoming);
+    }
+    held = std::move(aggregate);
+    stride *= extent;
+  }
+  held = {};
+
+  // The reverse step: each owner tells each needer (position, index) for what it serves; the needer
+  // checks that every position has exactly one answer.
+  sort_served(r.served);
+  std::vector<std::vector<I64>> out(P);
+  for (const Served& s : r.served) out[static_cast<std::size_t>(s.needer)].insert(out[static_cast<std::size_t>(s.needer)].end(), {s.position, s.index});
+  for (const std::vector<I64>& v : out)
+    if (v.size() > INT_MAX && local.empty()) local = prefix + "the reverse step would send " + std::to_string(v.size()) + " words in one message, more than MPI's 2^31 - 1";
+  agree(comm, Error::Kind::usage, local);
+  Messages got = sparse_exchange(comm, reverse, out);
+  got.emplace(std::lower_bound(got.begin(), got.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
+  out = {};
+  r.owner.assign(needed.size(), -1), r.owner_index.assign(needed.size(), -1);
+  for (const auto& [source, words] : got)
+    for (std::size_t k = 0; k + 1 < words.size(); k += 2) {
+      const auto j = static_cast<std::size_t>(words[k]);
+      if (r.owner[j] >= 0) {
+        if (local.empty()) local = prefix + owned_by_two(needed[j], r.owner[j], source);
+        continue;
+      }
+      r.owner[j] = source, r.owner_index[j] = words[k + 1];
+    }
+  for (std::size_t j = 0; j < needed.size() && local.empty(); ++j)
+    if (r.owner[j] < 0) local = prefix + owned_by_none(needed[j], me, static_cast<I64>(j));
+  agree(comm, Error::Kind::usage, local);
+  return r;
+}
+
+}  // namespace
+
+const char* lookup_name(LookupMethod method) { return entry(method).name; }
+
+LookupOptions take_lookup_options(std::string& spec) {
+  LookupOptions o;
+  std::istringstream words(spec);
+  std::string rest;
+  for (std::string word; words >> word;) {
+    const std::size_t eq = word.find('=');
+    const std::string key = eq == std::string::npos ? word : word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (key == "lookup") {
+      std::string list = "auto";
+      bool found = value == "auto";
+      if (found) o.method = LookupMethod::directory;
+      for (const MethodEntry& e : kMethods) {
+        list += std::string(", ") + e.name;
+        if (value == e.name) o.method = e.method, found = true;
+      }
+      if (!found) throw UsageError(key + "=" + value + ": expected an owner lookup method (" + list + ")");
+    } else if (key == "reverse") {
+      std::string list = "auto";
+      bool found = value == "auto";
+      if (found) o.reverse = ReverseMethod::nbx;
+      for (const ReverseEntry& e : kReverse) {
+        list += std::string(", ") + e.name;
+        if (value == e.name) o.reverse = e.method, found = true;
+      }
+      if (!found) throw UsageError(key + "=" + value + ": expected a reverse-step method (" + list + ")");
+    } else {
+      rest += (rest.empty() ? "" : " ") + word;
+    }
+  }
+  spec = rest;
+  return o;
+}
+
+OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, const LookupOptions& options,
+                        const std::string& local_error) {
+  int p = 0;
+  MPI_Comm_size(comm, &p);
+  // Every rank must run the same method (one MPI_Allreduce; the first collective of each method
+  // differs, so a difference would hang): when they differ, every rank stops here.
+  std::string local = local_error;
+  {
+    int mine[4] = {static_cast<int>(options.method), -static_cast<int>(options.method), static_cast<int>(options.reverse),
+                   -static_cast<int>(options.reverse)};
+    int all[4];
+    MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MAX, comm);
+    if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
+      if (local.empty())
+        local = std::string("the owner lookup options differ between ranks (here lookup=") + entry(options.method).name + " reverse=" +
+                reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
+      agree(comm, Error::Kind::usage, local);
+    }
+  }
+  const MethodEntry& m = entry(options.method);
+  if (m.dims > 0) return ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
+  if (options.method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, local);
+  // Blocks of consecutive ids, as the paper's experiments assign them: the largest id (one
+  // MPI_Allreduce) split into p blocks of ceil((max + 1) / p) ids.
+  I64 top = -1;
+  for (I64 id : owned) top = std::max(top, id);
+  for (I64 id : needed) top = std::max(top, id);
+  MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_INT64_T, MPI_MAX, comm);
+  const I64 block = std::max<I64>(1, top / p + 1);
+  return directory(comm, owned, needed, [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); }, local);
+}
+
+}  // namespace commfit::runtime

@@ -1,0 +1,64 @@
+// Owner lookup for patterns from global ids (runtime/pattern.cpp, docs/PATTERN.md "How the owners
+// are found"): every rank gives the ids it owns and the ids it needs; every rank learns the owner
+// of each id it needs (rank and index in the owner's owned[]), and every owner what it serves
+// (needing rank, position in that rank's needed[], owned index). Pinar and Hendrickson,
+// "Communication Support for Adaptive Computation", §2.1:
+//   - the distributed directory (Fig. 1): a rendezvous at each id's directory rank, which answers
+//     needers and owners at once (hashed or block-assigned ids);
+//   - the ring and its k-dimensional torus variants, the paper's baselines: the needed lists travel
+//     along a ring (per grid dimension), each owner records what it serves; the needers then learn
+//     their owners in a reverse step, a sparse exchange in which a rank does not know who sends to
+//     it: NBX (Hoefler, Siebert and Lumsdaine), an MPI_Allreduce or an MPI_Reduce_scatter_block of
+//     message counts.
+// Needs ids >= 0 (the caller checks). Guarantees: the same inputs give the same result whatever the
+// method (`served` sorted by needer, then position); a problem is raised on every rank with the
+// same message. Internal to commfit_runtime.
+#pragma once
+
+#include "commfit_exec.h"   // <mpi.h> without the MPI C++ bindings
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace commfit::runtime {
+
+enum class LookupMethod { directory, directory_block, ring, ring2d, ring3d, ring4d };
+enum class ReverseMethod { nbx, allreduce, reduce_scatter };
+
+// The pattern's own option words (docs/PATTERN.md "Choosing the lookup"): lookup=METHOD|auto and
+// reverse=METHOD|auto; auto is the hashed directory and NBX.
+struct LookupOptions {
+  LookupMethod method = LookupMethod::directory;
+  ReverseMethod reverse = ReverseMethod::nbx;
+};
+
+// Removes the words lookup=... and reverse=... from `spec` (what remains is in-job planning's) and
+// parses them; a later word overrides an earlier one. UsageError naming the key, the value and the
+// accepted values for a bad value.
+LookupOptions take_lookup_options(std::string& spec);
+
+// The method's name as the option spells it ("ring2d").
+const char* lookup_name(LookupMethod method);
+
+struct Served {
+  std::int64_t needer, position, index;   // owned[index] is needer's needed[position]
+};
+
+struct OwnerLookup {
+  std::vector<int> owner;                   // per needed[j]: the rank that owns it
+  std::vector<std::int64_t> owner_index;    // per needed[j]: its index in the owner's owned[]
+  std::vector<Served> served;               // what this rank owns and others (or it) need, by needer then position
+  std::int64_t directory_ids = 0;           // ids this rank kept as a directory rank (directory methods)
+};
+
+// Collective over `comm` (its traffic: tags below 100 on this communicator; give it one of its own).
+// `local_error`: this rank's problem with its arguments so far, raised on every rank at the first
+// agreement, before any id moves. Throws exec::Error (usage) on every rank, with the same message,
+// for an id needed that no rank owns, an id owned twice (the rings see only the ids someone needs
+// and the ids one rank owns twice), or a step that would exceed MPI's int counts.
+OwnerLookup find_owners(MPI_Comm comm, std::span<const std::int64_t> owned, std::span<const std::int64_t> needed,
+                        const LookupOptions& options, const std::string& local_error);
+
+}  // namespace commfit::runtime
