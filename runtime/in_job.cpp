@@ -390,8 +390,8 @@ Executor PlanningJob::finish(InJobReport* report) {
       else send_text(comm, r, text);
     }
     nlohmann::json s = {{"phases", plan.manifest.phases}, {"estimate_s", plan.manifest.cost.estimate_s}, {"strategy", plan.manifest.strategy},
-                        {"topology", plan.manifest.contract.topology.empty() ? "full" : plan.manifest.contract.topology}};
-    if (!plan.manifest.contract.chosen.empty()) s["chosen"] = plan.manifest.contract.chosen;
+                        {"topology", plan.manifest.contract.topology.empty() ? "full" : plan.manifest.contract.topology},
+                        {"chosen", plan.manifest.contract.chosen}};
     std::uint64_t messages = 0;
     for (const RankSchedule& r : plan.ranks)
       for (const PeerBytes& pb : r.sends) messages += pb.peer != r.rank;
@@ -421,8 +421,8 @@ Executor PlanningJob::finish(InJobReport* report) {
     report->phases = s.at("phases").get<std::uint32_t>();
     report->estimate_s = s.at("estimate_s").get<double>();
     report->strategy = s.at("strategy").get<std::string>();
-    report->chosen = s.value("chosen", "");
-    report->topology = s.value("topology", "full");
+    report->chosen = s.at("chosen").get<std::string>();
+    report->topology = s.at("topology").get<std::string>();
     report->plan_seconds = MPI_Wtime() - st.start;
   }
   return ex;

@@ -1193,21 +1193,28 @@ void print_summary() {
   PMPI_Reduce(times, sum_times, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   // Four short lines: the calls, the patterns, what stopped or kept MPI, the time saved.
+  auto counted = [](double n, const char* one, const char* many) {   // "1 pattern", "3 patterns"
+    char text[64];
+    std::snprintf(text, sizeof text, "%.0f %s", n, n == 1 ? one : many);
+    return std::string(text);
+  };
   std::fprintf(stderr,
-               "commfit-pmpi: %.0f intercepted calls: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
+               "commfit-pmpi: %s: %.0f replayed by commfit (%.0f from COMMFIT_PLAN), %.0f of them at once as the "
                "last pattern (%.0f tries missed), %.0f with counts other than their plan's, %.0f to MPI, %.0f as a direct exchange, "
                "%.0f not eligible\n",
-               max_counts[4], max_counts[5], max_counts[3], max_counts[11], max_counts[12], max_counts[15], max_counts[6], max_counts[17],
-               max_counts[7]);
+               counted(max_counts[4], "intercepted call", "intercepted calls").c_str(), max_counts[5], max_counts[3], max_counts[11],
+               max_counts[12], max_counts[15], max_counts[6], max_counts[17], max_counts[7]);
   std::fprintf(stderr,
-               "commfit-pmpi: %.0f patterns seen, %.0f planned in %.3f s%s%s%s, %.0f adapted from a plan of their sparsity pattern, "
-               "%.0f re-planned instead, %.0f failed to plan, %.0f plans dropped (COMMFIT_MAX_PLANS)\n",
-               max_counts[0], max_counts[1], sum_times[0] / size, totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(),
-               totals.chosen.empty() ? "" : ")", max_counts[8], max_counts[9], max_counts[2], max_counts[10]);
+               "commfit-pmpi: %s seen, %.0f planned in %.3f s%s%s%s, %.0f adapted from a plan of their sparsity pattern, "
+               "%.0f re-planned instead, %.0f failed to plan, %s dropped (COMMFIT_MAX_PLANS)\n",
+               counted(max_counts[0], "pattern", "patterns").c_str(), max_counts[1], sum_times[0] / size,
+               totals.chosen.empty() ? "" : " (last: ", totals.chosen.c_str(), totals.chosen.empty() ? "" : ")", max_counts[8],
+               max_counts[9], max_counts[2], counted(max_counts[10], "plan", "plans").c_str());
   std::fprintf(stderr,
-               "commfit-pmpi: planning held or stopped by the budget on %.0f communicators (COMMFIT_PLAN_BUDGET), %.0f stepped aside "
-               "to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %.0f patterns (their plans measured slower)\n",
-               max_counts[13], max_counts[14], max_counts[16]);
+               "commfit-pmpi: planning held or stopped by the budget on %s (COMMFIT_PLAN_BUDGET), %.0f stepped aside "
+               "to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %s (their plans measured slower)\n",
+               counted(max_counts[13], "communicator", "communicators").c_str(), max_counts[14],
+               counted(max_counts[16], "pattern", "patterns").c_str());
   std::fprintf(stderr,
                "commfit-pmpi: time saved per rank %+.3f ms (measured: each pattern's MPI time per call before it was planned, times its "
                "replays, less the replays' time and the planning time)\n",

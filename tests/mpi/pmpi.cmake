@@ -44,7 +44,7 @@ foreach(run preloaded linked)
   endif()
   # The summary: something planned and replayed, nothing failed; the unusual calls went to MPI.
   # Replayed: by a plan, or (the lagged path's calls with no plan in use) by the direct exchange.
-  if(NOT "${${run}_err}" MATCHES "commfit-pmpi: ([0-9]+) intercepted calls: ([0-9]+) replayed by commfit .* ([0-9]+) as a direct exchange, ([0-9]+) not eligible\ncommfit-pmpi: ([0-9]+) patterns seen, ([0-9]+) planned.*, ([0-9]+) adapted from a plan of their sparsity pattern, ([0-9]+) re-planned instead.* ([0-9]+) failed to plan")
+  if(NOT "${${run}_err}" MATCHES "commfit-pmpi: ([0-9]+) intercepted calls?: ([0-9]+) replayed by commfit .* ([0-9]+) as a direct exchange, ([0-9]+) not eligible\ncommfit-pmpi: ([0-9]+) patterns? seen, ([0-9]+) planned.*, ([0-9]+) adapted from a plan of their sparsity pattern, ([0-9]+) re-planned instead.* ([0-9]+) failed to plan")
     message(FATAL_ERROR "${run}: no summary line:\n${${run}_err}")
   endif()
   math(EXPR replayed "${CMAKE_MATCH_2} + ${CMAKE_MATCH_3}")
