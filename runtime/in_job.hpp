@@ -41,11 +41,6 @@ struct InJobOptions {
   std::vector<std::string> given;
 };
 
-// Collective: N when the ranks of `comm` sit on two or more shared-memory nodes in blocks of N > 1
-// consecutive ranks (the last block may be smaller), else 1 (one node, one rank per node, or an
-// irregular placement, which +nodeN cannot describe).
-int detect_ranks_per_node(MPI_Comm comm);
-
 // Options from "key=value" words separated by blanks (the C and Fortran bindings and the PMPI
 // interposer's COMMFIT_* variables use the same keys): strategy, algorithm, variant, method,
 // concurrency, max-outstanding, chunk, memory (per rank, with a unit: 8MiB), topology (which also
