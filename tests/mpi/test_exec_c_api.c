@@ -3,20 +3,13 @@
  * by exec_write_plan (the pattern bytes(i, j) = ((3i + 5j) mod 7) * 100).
  * Usage: mpirun -np 4 test_exec_c_api DIR */
 #include "backends/exec/commfit_exec.h"
+#include "check_c.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, size, failures;
-
-#define CHECK(cond, what)                                          \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      ++failures;                                                  \
-      fprintf(stderr, "FAIL rank %d: %s (line %d)\n", rank, what, __LINE__); \
-    }                                                              \
-  } while (0)
 
 static int bytes_of(int i, int j) { return ((3 * i + 5 * j) % 7) * 100; }
 static unsigned char byte_of(int src, int dst, int k, int iter) {

@@ -10,6 +10,7 @@
  * same code and message on every rank, the id named, no pattern made.
  * Usage: mpirun -np N test_pattern */
 #include "runtime/commfit_pattern.h"
+#include "check_c.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -17,14 +18,6 @@
 #include <string.h>
 
 static int rank, size, failures;
-
-#define CHECK(cond, what)                                                    \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      ++failures;                                                            \
-      fprintf(stderr, "FAIL rank %d: %s (line %d)\n", rank, what, __LINE__); \
-    }                                                                        \
-  } while (0)
 
 enum { N = 100000 };
 
