@@ -410,24 +410,21 @@ LookupOptions take_lookup_options(std::string& spec) {
   for (std::string word; words >> word;) {
     const std::size_t eq = word.find('=');
     const std::string key = eq == std::string::npos ? word : word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    // "auto", or one of the table's names; otherwise refused with the list.
+    auto pick = [&](const auto& table, auto auto_value, auto& field, const char* what) {
+      std::string list = "auto";
+      bool found = value == "auto";
+      if (found) field = auto_value;
+      for (const auto& e : table) {
+        list += std::string(", ") + e.name;
+        if (value == e.name) field = e.method, found = true;
+      }
+      if (!found) throw UsageError(key + "=" + value + ": expected " + what + " (" + list + ")");
+    };
     if (key == "lookup") {
-      std::string list = "auto";
-      bool found = value == "auto";
-      if (found) o.method = LookupMethod::directory;
-      for (const MethodEntry& e : kMethods) {
-        list += std::string(", ") + e.name;
-        if (value == e.name) o.method = e.method, found = true;
-      }
-      if (!found) throw UsageError(key + "=" + value + ": expected an owner lookup method (" + list + ")");
+      pick(kMethods, LookupMethod::directory, o.method, "an owner lookup method");
     } else if (key == "reverse") {
-      std::string list = "auto";
-      bool found = value == "auto";
-      if (found) o.reverse = ReverseMethod::nbx;
-      for (const ReverseEntry& e : kReverse) {
-        list += std::string(", ") + e.name;
-        if (value == e.name) o.reverse = e.method, found = true;
-      }
-      if (!found) throw UsageError(key + "=" + value + ": expected a reverse-step method (" + list + ")");
+      pick(kReverse, ReverseMethod::nbx, o.reverse, "a reverse-step method");
     } else {
       rest += (rest.empty() ? "" : " ") + word;
     }
