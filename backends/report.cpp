@@ -69,13 +69,17 @@ ReportData analyse(const Plan& plan, const ReportInput& in) {
     d.cost = *in.cost;
     d.machine = in.machine;
     d.estimate_s = plan_estimate_s(plan, d.matrix, d.cost, topo);
-    d.lower_bound_s = network_lower_bound_s(d.matrix, d.cost, topo, plan_relays(plan, d.matrix));
+    d.relays = plan_relays(plan, d.matrix);
+    d.bound = exchange_bound(d.matrix, d.cost, topo);
+    d.lower_bound_s = d.bound.of(d.relays);
   } else {
     d.cost.tau_s = mf.cost.tau_s;
     d.cost.bandwidth_Bps = mf.cost.bandwidth_Bps;
     d.cost.network = mf.contract.network;
     d.estimate_s = mf.cost.estimate_s;
     d.lower_bound_s = mf.cost.lower_bound_s;
+    d.relays = plan_relays(plan, d.matrix);
+    d.bound = exchange_bound(d.matrix, d.cost, d.topology ? *d.topology : Topology());
   }
 
   // Per phase and per (rank, phase): the network messages (all pieces to one peer in one phase).

@@ -431,7 +431,7 @@ std::string topology_cost(const ReportData& d) {
              "phase lasts as long as its busiest link. In %lld of %lld phases a link carries two messages or more, at most %lld "
              "(<code>%s</code> in phase %u). With every phase as long as its largest message the phases would take %s; with their "
              "busiest links they take %s (%+.0f %%). The lower bound (%s) spreads each link's bytes over the whole exchange, so this "
-             "sharing inside phases is what raises estimate / LB.</p>",
+             "sharing inside phases is what raises estimate / bound.</p>",
              static_cast<long long>(shared_phases), static_cast<long long>(busy_phases), static_cast<long long>(d.most_shared_count),
              esc(d.topology->link_name(d.most_shared_link)).c_str(), d.most_shared_phase, human_seconds(plain).c_str(),
              human_seconds(actual).c_str(), plain > 0 ? 100 * (actual / plain - 1) : 0.0, human_seconds(lb).c_str());
@@ -534,7 +534,7 @@ std::string links(const ReportData& d) {
 std::string costs(const ReportData& d) {
   const CostOptions& c = d.cost;
   const double lb = d.lower_bound_s;
-  std::string out = "<table class=\"cost\"><tr><th>plan</th><th>phases</th><th>estimate</th><th>lower bound</th><th>estimate / LB</th></tr>";
+  std::string out = "<table class=\"cost\"><tr><th>plan</th><th>phases</th><th>estimate</th><th>bound</th><th>estimate / bound</th></tr>";
   out += fmt("<tr><td>%s</td><td>%u</td><td>%s</td><td>%s</td><td>%.3f</td></tr></table>", esc(d.manifest->strategy).c_str(), d.phases,
              human_seconds(d.estimate_s).c_str(), human_seconds(lb).c_str(), lb > 0 ? d.estimate_s / lb : 1.0);
   // The manifest records the network model the estimate simulated (ir/cost_model.h).
@@ -544,22 +544,25 @@ std::string costs(const ReportData& d) {
   if (!d.machine.empty())
     out += fmt("<p class=\"note\" id=\"machine\">Priced on the machine file <code>%s</code> (network %s, tau %s, overhead %s, bandwidth %s/s); "
                "the plan was made with tau %s and bandwidth %s/s, and estimated %s then. The candidates below keep the estimates "
-               "they were chosen by. LB = latency + max(largest fan-out x overhead, overhead + the busiest port's or link's bytes / "
-               "bandwidth) on these figures.</p>",
+               "they were chosen by.</p>",
                esc(d.machine).c_str(), esc(to_string(c.network.model)).c_str(), human_seconds(c.tau_s).c_str(),
                human_seconds(sim_overhead_s(c.tau_s, c.network)).c_str(), human_bytes(c.bandwidth_Bps).c_str(),
                human_seconds(d.manifest->cost.tau_s).c_str(), human_bytes(d.manifest->cost.bandwidth_Bps).c_str(),
                human_seconds(d.manifest->cost.estimate_s).c_str());
   else if (network && network->is_string() && overhead && overhead->is_number())
     out += fmt("<p class=\"note\">Estimate: the plan simulated on the <code>%s</code> network model (tau %s a message = latency + 2 x overhead, "
-               "overhead %s, bandwidth %s/s). LB = latency + max(largest fan-out x overhead, overhead + the busiest port's or link's bytes / "
-               "bandwidth): no plan beats it on this network, and it is the same for every candidate. The charts below use the loosely "
+               "overhead %s, bandwidth %s/s). The charts below use the loosely "
                "synchronous model instead: each phase lasts tau + its largest message or busiest link / bandwidth.</p>",
                esc(network->get<std::string>()).c_str(), human_seconds(c.tau_s).c_str(), human_seconds(overhead->get<double>()).c_str(),
                human_bytes(c.bandwidth_Bps).c_str());
   else
-    out += fmt("<p class=\"note\">Cost model: tau %s per message, bandwidth %s/s; LB = max(h tau + t / bandwidth%s) is the same for every candidate.</p>",
-               human_seconds(c.tau_s).c_str(), human_bytes(c.bandwidth_Bps).c_str(), d.topology ? ", busiest link / bandwidth" : "");
+    out += fmt("<p class=\"note\">Cost model: tau %s per message, bandwidth %s/s.</p>", human_seconds(c.tau_s).c_str(), human_bytes(c.bandwidth_Bps).c_str());
+  // The bound (docs/FORMAT.md section 5.2): from the matrix and the machine alone.
+  out += fmt("<p class=\"note\" id=\"bound\">Bound: no plan that sends every byte directly to its destination beats %s on this machine "
+             "(set by the %s term); no plan at all, relaying ones included, beats %s (%s). This plan %s, so its bound is %s "
+             "(docs/FORMAT.md, section 5.2).</p>",
+             human_seconds(d.bound.direct_s).c_str(), d.bound.binding(false), human_seconds(d.bound.relay_s).c_str(), d.bound.binding(true),
+             d.relays ? "relays" : "sends directly", human_seconds(d.lower_bound_s).c_str());
   if (!d.candidates.empty()) out += "<p class=\"note\">The candidates of <code>--strategy auto</code> are listed below.</p>";
   return out;
 }
@@ -567,13 +570,13 @@ std::string costs(const ReportData& d) {
 // The candidates --strategy auto planned, a section of the page's full width so that the table
 // is whole at any window width the page supports.
 std::string candidates(const ReportData& d) {
-  const double lb = d.manifest->cost.lower_bound_s;   // the candidates' estimates are those auto chose by
+  const double lb = d.bound.direct_s;   // one bound for every row: a relaying candidate below 1 beats every direct plan
   std::string out;
   double worst = 0;
   for (const ReportCandidate& r : d.candidates)
     if (r.skipped.empty()) worst = std::max(worst, r.estimate_s);
   out += "<table class=\"cost\" id=\"candidates\"><tr><th></th><th>candidate</th><th>phases</th><th>largest message</th>"
-         "<th>estimate</th><th>est. / LB</th><th></th></tr>";
+         "<th>estimate</th><th>est. / bound</th><th></th></tr>";
   for (const ReportCandidate& r : d.candidates) {
     if (!r.skipped.empty()) {
       out += fmt("<tr class=\"skipped\"><td></td><td>%s</td><td colspan=\"5\">skipped: %s</td></tr>", esc(r.name).c_str(), esc(r.skipped).c_str());
@@ -585,7 +588,9 @@ std::string candidates(const ReportData& d) {
                human_bytes(static_cast<double>(r.max_message)).c_str(), human_seconds(r.estimate_s).c_str(), lb > 0 ? r.estimate_s / lb : 1.0,
                worst > 0 ? 100 * r.estimate_s / worst : 0.0);
   }
-  return out + "</table><p class=\"note\">The candidates --strategy auto planned (recorded in the plan), the chosen one starred.</p>";
+  return out + "</table><p class=\"note\">The candidates --strategy auto planned (recorded in the plan), the chosen one starred; "
+               "est. / bound divides by the bound of plans that send every byte directly, so a relaying candidate below 1.000 beats "
+               "every such plan.</p>";
 }
 
 std::string summary(const ReportData& d) {
@@ -609,7 +614,7 @@ std::string summary(const ReportData& d) {
   out += item("t (max bytes per rank)", human_bytes(static_cast<double>(s.t)));
   out += item("largest message", human_bytes(static_cast<double>(s.max_message)));
   out += item("phases", std::to_string(d.phases));
-  out += item("estimate / LB", fmt("%s / %s", human_seconds(m.cost.estimate_s).c_str(), human_seconds(m.cost.lower_bound_s).c_str()));
+  out += item("estimate / bound", fmt("%s / %s", human_seconds(m.cost.estimate_s).c_str(), human_seconds(m.cost.lower_bound_s).c_str()));
   out += item("staging (max)", human_bytes(static_cast<double>(m.staging_bytes_max)));
   out += "</dl>";
   out += fmt("<p>strategy <b>%s</b> %s</p><p class=\"note\">matrix %s &#183; %s</p>", esc(m.strategy).c_str(), opts.c_str(), esc(m.matrix_fingerprint).c_str(),

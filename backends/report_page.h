@@ -50,6 +50,8 @@ struct ReportData {
   // lower bound, or a machine file's (`machine`) and the plan re-priced on them.
   CostOptions cost;
   double estimate_s = 0, lower_bound_s = 0;
+  ExchangeBound bound;            // on the figures the estimate used (ir/cost_model.h)
+  bool relays = false;            // the plan forwards through intermediaries: lower_bound_s is bound.relay_s
   std::string machine;
   std::optional<Topology> topology;
   std::vector<ReportSend> sends;          // in (rank, phase) order

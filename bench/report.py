@@ -73,6 +73,8 @@ if os.path.exists(raw_path):
         v = fnum(r["sim_s"])
         if v is not None:
             g["m"][r["method"]] = v
+            if r["method"] == "LB_bound":
+                g["bound_term"] = r["note"]
             e = fnum(r.get("estimate_s"))
             if e is not None:
                 g["est"][r["method"]] = e
@@ -115,6 +117,8 @@ if os.path.exists(raw_path):
             ("ratio_auto_best", auto / best if auto and best else None),
             ("speedup_auto_vs_AC", ac / auto if auto and ac else None),
             ("LB_inj_s", m.get("LB_inj")), ("LB_link_s", m.get("LB_link")),
+            ("bound_s", m.get("LB_bound")), ("bound_term", g.get("bound_term", "")),
+            ("ratio_auto_bound", auto / m["LB_bound"] if auto and m.get("LB_bound") else None),
             ("notes", "; ".join(g["notes"]))]))
     with open(os.path.join(out, "smpi_summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -127,18 +131,19 @@ if os.path.exists(raw_path):
            "the alltoallv algorithms); `vs AC` = AC / auto. `est` = the planner's estimate of auto's plan.", ""]
     for net in OrderedDict((s_["network"], 1) for s_ in summ):
         md += ["### network %s" % net, "",
-               "| platform | pattern | bytes | msgs | h | auto chose | auto | est | AC | AC/4 | AC/16 | direct | best bounded | best throttled | best alltoallv | best | ratio | vs AC | LB_link | notes |",
-               "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|---|"]
+               "| platform | pattern | bytes | msgs | h | auto chose | auto | est | AC | AC/4 | AC/16 | direct | best bounded | best throttled | best alltoallv | best | ratio | vs AC | LB_link | bound | auto/bound | notes |",
+               "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|---|---:|---|"]
         for s_ in summ:
             if s_["network"] != net:
                 continue
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s %s | %s | %s | %s | %s %s | %s | %s |" % (
                 s_["platform"], s_["pattern"], s_["bytes"], s_["messages"], s_["h"], s_["auto_choice"], us(s_["commfit_auto_s"]),
                 us(s_["auto_estimate_s"]), us(s_["AC_s"]), us(s_["AC4_s"]), us(s_["AC16_s"]), us(s_["commfit_direct_s"]),
                 s_["best_bounded"], us(s_["best_bounded_s"]), s_["best_throttled"], us(s_["best_throttled_s"]),
                 s_["best_alltoallv"], us(s_["best_alltoallv_s"]),
                 s_["best_method"].replace("alltoallv:", "a2av:").replace("commfit:", ""), us(s_["best_s"]),
-                rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]), s_["notes"]))
+                rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]), us(s_["bound_s"]), s_["bound_term"],
+                rat(s_["ratio_auto_bound"]), s_["notes"]))
         rows_n = [s_ for s_ in summ if s_["network"] == net and s_["ratio_auto_best"]]
         within = sum(1 for s_ in rows_n if s_["ratio_auto_best"] <= 1.01)
         md += ["", "auto within 1 %% of the best measured method on %d of %d rows." % (within, len(rows_n))]

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace commfit {
@@ -178,61 +179,123 @@ std::int64_t node_links(const Topology& topo) {
 
 }  // namespace
 
-double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay) {
+ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const Topology& topo) {
+  topo.check_ranks(m.ranks);
+  ExchangeBound b;
   const double o = sim_overhead_s(c.tau_s, c.network);
   double latency = std::max(0.0, c.tau_s - 2 * o);
   const double intra_latency = std::max(0.0, c.network.intra_latency_s);
+  const bool per_link = c.network.link_latency_s >= 0 && topo.kind() != Topology::Kind::full;
+  const bool ib = c.network.model == Network::ib;
+  // A flow's own bound before the IB penalties: the bandwidth, or the TCP window over its route's
+  // round trip when that is less (ir/network_sim.h).
+  auto flow_rate = [&](double route_latency) {
+    return c.network.window_bytes > 0 && route_latency > 0 ? std::min(c.bandwidth_Bps, c.network.window_bytes / (2 * route_latency))
+                                                           : c.bandwidth_Bps;
+  };
   // Fan-out per rank; bytes out of and into each node over the network (a node's ranks share its
-  // port, its NIC; with one rank per node a node is a rank).
-  std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0);
+  // port, its NIC; with one rank per node a node is a rank); under IB, each node's bytes over
+  // each flow's own rate, out and in.
+  std::vector<std::int64_t> fan_out(static_cast<std::size_t>(m.ranks), 0), eager_in(static_cast<std::size_t>(m.ranks), 0);
   const std::size_t nodes = static_cast<std::size_t>(topo.node_slots(m.ranks));
   std::vector<Bytes> out(nodes, 0), in(nodes, 0);
+  std::vector<double> out_time(ib ? nodes : 0, 0.0), in_time(ib ? nodes : 0, 0.0);
+  std::vector<Bytes> load(topo.kind() != Topology::Kind::full ? static_cast<std::size_t>(topo.link_count()) : 0, 0);
+  std::vector<Link> route;
+  std::size_t hops = std::numeric_limits<std::size_t>::max();
   bool any = false, intra = false, inter = false;
-  m.for_each([&](Rank i, Rank j, Bytes b) {
-    if (i == j || b == 0) return;
+  m.for_each([&](Rank i, Rank j, Bytes bytes) {
+    if (i == j || bytes == 0) return;
     any = true;
     ++fan_out[i];
-    if (topo.node_of(i) == topo.node_of(j)) {   // no port, no link: the node's shared memory
+    if (bytes < c.network.eager_limit) ++eager_in[j];   // every message of the pair is eager
+    const Node from = topo.node_of(i), to = topo.node_of(j);
+    if (from == to) {   // no port, no link: the node's shared memory
       intra = true;
       return;
     }
     inter = true;
-    out[topo.node_of(i).index()] += b;
-    in[topo.node_of(j).index()] += b;
-  });
-  if (!any) return 0;
-  Bytes port = 0;
-  for (std::size_t r = 0; r < out.size(); ++r) port = std::max({port, out[r], in[r]});
-  // A node's bytes leave and arrive through its port on the crossbar, through its own links on a
-  // topology (a fat tree's host link; 2 per dimension on a torus or mesh, D on a hypercube).
-  double port_s = static_cast<double>(port) / c.bandwidth_Bps;
-  if (topo.kind() != Topology::Kind::full) port_s /= static_cast<double>(node_links(topo));
-  // With per-link latencies, the shortest route's latency (a relay may use any route: none).
-  const bool per_link = c.network.link_latency_s >= 0 && topo.kind() != Topology::Kind::full;
-  if (relay) return o + (inter ? (per_link ? 0.0 : latency) + port_s : intra_latency);
-  // The most loaded link and the shortest route between nodes, in one pass over the routes.
-  Bytes link = 0;
-  std::size_t hops = std::numeric_limits<std::size_t>::max();
-  if (topo.kind() != Topology::Kind::full && inter) {
-    std::vector<Bytes> load(static_cast<std::size_t>(topo.link_count()), 0);
-    std::vector<Link> route;
-    m.for_each([&](Rank i, Rank j, Bytes b) {
-      if (b == 0 || topo.node_of(i) == topo.node_of(j)) return;
+    out[from.index()] += bytes;
+    in[to.index()] += bytes;
+    double route_latency = latency;
+    if (!load.empty()) {
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
-      for (Link l : route) load[l.index()] += b;
-    });
-    for (std::size_t l = 0; l < load.size(); ++l)   // a link k cables wide carries k times the bytes
-      link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(Link{static_cast<std::int64_t>(l)}))));
+      for (Link l : route) load[l.index()] += bytes;
+      if (per_link) route_latency = c.network.link_latency_s * static_cast<double>(route.size());
+    }
+    if (ib) {
+      const double t = static_cast<double>(bytes) / flow_rate(route_latency);
+      out_time[from.index()] += t;
+      in_time[to.index()] += t;
+    }
+  });
+  if (!any) return b;
+  // A rank's CPU: each send it posts and each eager message it receives costs it o, one after
+  // another; its last send still waits a latency, and it processes no eager message before the
+  // first can have arrived (o + L_0). L_0: the shortest latency of any message.
+  auto cpu_s = [&](double first) {
+    double worst = 0;
+    for (std::size_t r = 0; r < fan_out.size(); ++r) {
+      const double sends = static_cast<double>(fan_out[r]) * o;
+      if (fan_out[r] > 0) worst = std::max(worst, sends + first);
+      if (eager_in[r] > 0) worst = std::max(worst, std::max(sends, o + first) + static_cast<double>(eager_in[r]) * o);
+    }
+    return worst;
+  };
+  if (!inter) {
+    b.latency_s = intra_latency + o;
+    b.relay_s = b.latency_s;
+    b.posting_s = cpu_s(intra_latency);
+    b.direct_s = std::max(b.relay_s, b.posting_s);
+    return b;
   }
-  if (per_link && inter) latency = c.network.link_latency_s * static_cast<double>(hops);
-  // The last message a rank posts waits the shortest latency of any message; the busiest port or
-  // link drains only after a network message's latency.
-  const double first = intra ? (inter ? std::min(latency, intra_latency) : intra_latency) : latency;
-  const std::int64_t f = *std::max_element(fan_out.begin(), fan_out.end());
-  const double posting = static_cast<double>(f) * o + first;
-  if (!inter) return posting;
-  return std::max(posting, latency + o + std::max(port_s, static_cast<double>(link) / c.bandwidth_Bps));
+  // The busiest port: a node's bytes leave and arrive through its port on the crossbar, through
+  // its own links on a topology (a fat tree's host link; 2 per dimension on a torus or mesh, D on
+  // a hypercube).
+  Bytes port = 0;
+  for (std::size_t r = 0; r < nodes; ++r) port = std::max({port, out[r], in[r]});
+  b.port_s = static_cast<double>(port) / c.bandwidth_Bps;
+  if (topo.kind() != Topology::Kind::full) b.port_s /= static_cast<double>(node_links(topo));
+  // The most loaded link on the machine's routes (a link k cables wide carries k times the bytes).
+  Bytes link = 0;
+  for (std::size_t l = 0; l < load.size(); ++l)
+    link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(Link{static_cast<std::int64_t>(l)}))));
+  b.link_s = static_cast<double>(link) / c.bandwidth_Bps;
+  // Under IB a flow's rate is at most its own bound over its penalty, and the penalties of the
+  // flows a node has in (out) at one time sum to at least Be (Bs) times their number: so a node
+  // takes in at most bandwidth / Be in all, and spends at least Be x (sum over its flows in of
+  // bytes / the flow's own rate) receiving them; Bs and the flows out the same way.
+  if (ib) {
+    const double be = std::min(1.0, c.network.ib.be), bs = std::min(1.0, c.network.ib.bs);
+    for (std::size_t r = 0; r < nodes; ++r) {
+      b.ib_direct_s = std::max({b.ib_direct_s, be * in_time[r], bs * out_time[r]});
+      b.ib_s = std::max({b.ib_s, be * static_cast<double>(in[r]) / c.bandwidth_Bps, bs * static_cast<double>(out[r]) / c.bandwidth_Bps});
+    }
+  }
+  // The first byte of the busiest port or link moves only after a message's latency: the shortest
+  // route's with per-link latencies (a relay may use any route: none).
+  if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
+  b.latency_s = o + latency;
+  b.relay_s = o + (per_link ? 0.0 : latency) + std::max(b.port_s, b.ib_s);
+  b.posting_s = cpu_s(intra ? std::min(latency, intra_latency) : latency);
+  b.direct_s = std::max(b.posting_s, b.latency_s + std::max({b.port_s, b.link_s, b.ib_s, b.ib_direct_s}));
+  return b;
+}
+
+const char* ExchangeBound::binding(bool relay) const {
+  struct Term {
+    const char* name;
+    double s;
+  };
+  const Term terms[] = {{"port", port_s}, {"link", relay ? 0.0 : link_s}, {"ib-node", ib_s}, {"ib-flows", relay ? 0.0 : ib_direct_s}};
+  const Term* top = std::max_element(std::begin(terms), std::end(terms), [](const Term& x, const Term& y) { return x.s < y.s; });
+  if (!relay && posting_s > latency_s + top->s) return "posting";
+  return top->s > 0 ? top->name : "latency";
+}
+
+double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay) {
+  return exchange_bound(m, c, topo).of(relay);
 }
 
 bool plan_relays(const Plan& plan, const CommMatrix& m) { return plan_relays(PlanTraffic(plan, false), m); }

@@ -27,20 +27,44 @@ double plan_estimate_s(const Plan& plan, const CommMatrix& m, const CostOptions&
 // links).
 double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostOptions& c, const Topology& topo, bool* simulated = nullptr);
 
-// A lower bound of every plan's simulated time under the network model, with L = tau - 2 o the
-// latency of a message between nodes, L_0 the shortest latency of any message (intra_latency_s
-// when some message stays inside a node), o the overhead of ir/network_sim.h, f_r a rank's
-// fan-out, T_link the most bytes a link carries on direct routes, and T_port the most bytes a node
-// (a rank, with one rank per node) sends to or receives from other nodes over the links it has
-// (1 on the crossbar and a fat tree, 2 per dimension on a torus or mesh, D on a hypercube), in
-// seconds at the bandwidth:
-//   direct plans (every byte travels from its source to its destination):
-//     max(max_r f_r o + L_0, L + o + max(T_port, T_link / bandwidth)), the second term only when
-//     some message crosses nodes;
-//   relaying plans (`relay`: two-stage and node aggregation forward through intermediaries, which
-//     may send fewer messages and avoid a link): o + L + T_port (o + L_0 when no byte crosses).
+// The bound of an exchange on a machine (docs/FORMAT.md §5.2): a time no plan's simulated replay
+// beats, computed from the matrix and the machine alone. With L = tau - 2 o the latency of a
+// message between nodes, L_0 the shortest latency of any message (intra_latency_s when some
+// message stays inside a node), o the overhead of ir/network_sim.h, f_r a rank's fan-out, e_r the
+// ranks that send it less than the eager limit (their messages are all eager), and B the
+// bandwidth, each term in seconds:
+//   posting   max over ranks of f_r o + L_0 and max(f_r o, o + L_0) + e_r o: a rank's CPU posts
+//             its sends and processes its eager receives one after another, o each;
+//   port      the most bytes a node sends to or receives from other nodes over the links it has
+//             (1 on the crossbar and a fat tree, 2 per dimension on a torus or mesh, D on a
+//             hypercube), / B;
+//   link      the most bytes a link carries on the machine's routes / B (a link k cables wide: / k);
+//   ib-node   network ib: Be (Bs) x the most bytes a node receives (sends) / B: the penalties of a
+//             node's flows in at one time add up to at least Be times their number, and no flow
+//             goes faster than B, so a node takes in at most B / Be in all;
+//   ib-flows  network ib: Be (Bs) x the largest sum over a node's flows in (out) of bytes / the
+//             flow's own rate (B, or the TCP window over its route's round trip when less).
+// direct_s bounds the plans that deliver every byte from its source to its destination on the
+// machine's routes (direct, async, bounded, throttled, AC, MPI_Alltoallv):
+//   max(posting, o + L + max(port, link, ib-node, ib-flows)), or the posting term alone when no
+//   byte crosses nodes.
+// relay_s bounds every plan, relaying ones included (two-stage and node aggregation forward
+// through intermediaries, which may send fewer messages, take other routes and other flows):
+//   o + L + max(port, ib-node) (o + L_0 when no byte crosses nodes).
 // With per-link latencies (NetworkOptions::link_latency_s), L is the shortest route's latency
 // between nodes (0 for relaying plans).
+struct ExchangeBound {
+  double latency_s = 0;     // o + L
+  double posting_s = 0;
+  double port_s = 0, link_s = 0, ib_s = 0, ib_direct_s = 0;   // the terms above, without latency
+  double direct_s = 0;
+  double relay_s = 0;
+  double of(bool relay) const { return relay ? relay_s : direct_s; }
+  // The term that sets of(relay): "posting", "port", "link", "ib-node", "ib-flows" or "latency".
+  const char* binding(bool relay) const;
+};
+ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const Topology& topo);
+// exchange_bound(m, c, topo).of(relay).
 double network_lower_bound_s(const CommMatrix& m, const CostOptions& c, const Topology& topo, bool relay);
 
 // True when the plan forwards bytes through intermediaries (it sends more bytes over the network

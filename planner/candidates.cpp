@@ -218,7 +218,7 @@ Comparison compare_candidates(const CommMatrix& m, const PlanOptions& base, bool
 std::string format_comparison(const Comparison& c) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "  %-24s %8s %14s %12s %10s %12s %10s\n", "candidate", "phases", "max message B", "estimate s", "est/LB", "loose s",
+  std::snprintf(line, sizeof line, "  %-24s %8s %14s %12s %10s %12s %10s\n", "candidate", "phases", "max message B", "estimate s", "est/bound", "loose s",
                 "plan s");
   out += line;
   bool analytic = false;
@@ -254,6 +254,12 @@ std::vector<CandidateRecord> candidate_records(const Comparison& c) {
     rows.push_back(std::move(x));
   }
   return rows;
+}
+
+nlohmann::ordered_json bound_json(const ExchangeBound& b) {
+  return {{"direct_s", b.direct_s},   {"direct_term", b.binding(false)}, {"relay_s", b.relay_s},  {"relay_term", b.binding(true)},
+          {"latency_s", b.latency_s}, {"posting_s", b.posting_s},        {"port_s", b.port_s},    {"link_s", b.link_s},
+          {"ib_node_s", b.ib_s},      {"ib_flows_s", b.ib_direct_s}};
 }
 
 }  // namespace commfit

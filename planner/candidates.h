@@ -4,7 +4,10 @@
 // under the cost model wins. Memory limits restrict the field to the strategies that honour them.
 #pragma once
 
+#include "ir/cost_model.h"
 #include "planner/pipeline.h"
+
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -50,5 +53,8 @@ std::string format_comparison(const Comparison& c);
 
 // The table as JSON rows, recorded in an auto plan's manifest options.
 std::vector<CandidateRecord> candidate_records(const Comparison& c);
+
+// The bound's JSON object of bound --json (schemas/bound.schema.json).
+nlohmann::ordered_json bound_json(const ExchangeBound& b);
 
 }  // namespace commfit

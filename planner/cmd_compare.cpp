@@ -40,7 +40,7 @@ int run_compare(const CompareCommand& c) {
   every.strategy = "auto";
   check_plan_memory(in.matrix, every, c.matrix, c.max_memory);
   const TrafficStats s = traffic_stats(in.matrix);
-  const double lb = network_lower_bound_s(in.matrix, o.cost, o.topology, false);
+  const ExchangeBound bound = exchange_bound(in.matrix, o.cost, o.topology);
   const Comparison cmp = compare_candidates(in.matrix, o, false);
   if (c.json) {
     // schemas/compare.schema.json: deterministic (no planning times), for scripts.
@@ -53,15 +53,15 @@ int run_compare(const CompareCommand& c) {
     j["tau_s"] = o.cost.tau_s;
     j["bandwidth_Bps"] = o.cost.bandwidth_Bps;
     if (o.topology.kind() != Topology::Kind::full || o.topology.ranks_per_node() > 1) j["topology"] = o.topology.spec();
-    j["lower_bound_s"] = lb;
+    j["lower_bound_s"] = bound.direct_s;
     j["candidates"] = candidates_json(candidate_records(cmp));
     if (cmp.chosen) j["chosen"] = cmp.rows[*cmp.chosen].name;
     std::puts(j.dump(1).c_str());
     return 0;
   }
-  std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, LB = %.4g s (network %s, tau %.3g s, bandwidth %.3g B/s)\n",
+  std::printf("%s: %d ranks, %lld messages, h = %lld, t = %llu B, bound = %.4g s (%s; relaying %.4g s, %s) (network %s, tau %.3g s, bandwidth %.3g B/s)\n",
               c.matrix.c_str(), in.matrix.ranks, static_cast<long long>(s.messages), static_cast<long long>(s.h),
-              static_cast<unsigned long long>(s.t), lb,
+              static_cast<unsigned long long>(s.t), bound.direct_s, bound.binding(false), bound.relay_s, bound.binding(true),
               to_string(o.cost.network.model), o.cost.tau_s, o.cost.bandwidth_Bps);
   std::fputs(format_comparison(cmp).c_str(), stdout);
   return 0;
@@ -84,17 +84,17 @@ void add_compare_command(CLI::App& app, Runner& run) {
   sub->add_flag("--json", c->json, "Print the comparison as JSON (schemas/compare.schema.json), without planning times");
   sub->footer(
       "The table: a first line with the matrix's ranks, messages, h (the most messages one rank sends\n"
-      "or receives), t (the most bytes one rank sends or receives) and LB, a lower bound of every\n"
-      "plan's time on the network model (the busiest port's or link's bytes at the bandwidth plus one\n"
-      "message's latency, or the busiest sender's per-message overheads; docs/FORMAT.md section 5);\n"
-      "then one row per candidate:\n"
+      "or receives), t (the most bytes one rank sends or receives) and the bound, a time no plan that\n"
+      "delivers every byte directly beats on the network model, with the term that sets it (posting,\n"
+      "port, link, ib-node, ib-flows or latency), then the bound of every plan, relaying ones included\n"
+      "(docs/FORMAT.md section 5.2); then one row per candidate:\n"
       "  candidate      the strategy and its variant (direct/optimal, bounded/8, node/2, ...)\n"
       "  phases         the plan's phases (1 for async and throttled, which post without phases)\n"
       "  max message B  the largest piece the plan sends, in bytes\n"
       "  estimate s     the plan's time simulated on the network model (--network), in seconds:\n"
       "                 what auto minimises\n"
-      "  est/LB         estimate / the lower bound for plans of its kind (LB above for plans that send\n"
-      "                 every byte directly; a lower one for two-stage and node plans, which relay);\n"
+      "  est/bound      estimate / the bound of its kind (the first bound above for plans that send\n"
+      "                 every byte directly; the relaying one for two-stage and node plans);\n"
       "                 1.000 meets the bound\n"
       "  loose s        the loosely synchronous estimate: the critical path with no barrier between\n"
       "                 phases (a rank starts phase k when its own messages of phase k - 1 are done);\n"

@@ -206,8 +206,8 @@ int run_plan(const PlanCommand& c) {
     const std::string form = binary_default ? " (binary: the default above " + std::to_string(kBinaryDefaultRanks) + " ranks; -o NAME.plan writes a directory)" : "";
     std::printf("commfit: wrote %s%s: %d ranks, %lld messages, strategy %s%s\n", out.c_str(), form.c_str(), in.matrix.ranks,
                 static_cast<long long>(in.matrix.nnz()), manifest.strategy.c_str(), what.c_str());
-    std::printf("  phases %u (h = %lld), estimate %.4g s, lower bound %.4g s, estimate/LB %.3f, staging %llu B\n",
-                manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s,
+    std::printf("  phases %u (h = %lld), estimate %.4g s, bound %.4g s (%s), estimate/bound %.3f, staging %llu B\n",
+                manifest.phases, static_cast<long long>(report.h), cost.estimate_s, cost.lower_bound_s, report.bound_term.c_str(),
                 cost.lower_bound_s > 0 ? cost.estimate_s / cost.lower_bound_s : 1.0,
                 static_cast<unsigned long long>(manifest.staging_bytes_max));
     std::printf("  %s\n", machine_line(o).c_str());

@@ -18,6 +18,7 @@ void add_stats_command(CLI::App& app, Runner& run);
 void add_show_command(CLI::App& app, Runner& run);
 void add_convert_command(CLI::App& app, Runner& run);
 void add_compare_command(CLI::App& app, Runner& run);
+void add_bound_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);
 void add_extract_command(CLI::App& app, Runner& run);
 void add_report_command(CLI::App& app, Runner& run);

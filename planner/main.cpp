@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   add_show_command(app, run);
   add_convert_command(app, run);
   add_compare_command(app, run);
+  add_bound_command(app, run);
   add_gen_command(app, run);
   add_extract_command(app, run);
   add_report_command(app, run);

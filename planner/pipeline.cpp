@@ -136,12 +136,15 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
   c.network.overhead_s = sim_overhead_s(o.cost.tau_s, o.cost.network);
   c.intra = o.topology.ranks_per_node() > 1;
   mf.cost.estimate_s = plan_estimate_s(traffic, m, o.cost, o.topology, &c.simulated);
-  mf.cost.lower_bound_s = network_lower_bound_s(m, o.cost, o.topology, plan_relays(traffic, m));
+  const bool relay = plan_relays(traffic, m);
+  const ExchangeBound bound = exchange_bound(m, o.cost, o.topology);
+  mf.cost.lower_bound_s = bound.of(relay);
   mf.planner = std::string("commfit ") + COMMFIT_VERSION;
   mf.plan_hash = hash.value();
   if (report) {
     report->h = stats.h;
     report->t = stats.t;
+    report->bound_term = bound.binding(relay);
   }
   sink.finish(mf);
   return mf;

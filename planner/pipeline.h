@@ -50,6 +50,7 @@ struct PlanReport {
   Bytes t = 0;                       // max bytes sent or received by one rank
   std::vector<std::string> log;      // one line per pass run: name, seconds, and "verified" with --verify-each
   std::string comparison;            // --strategy auto: the table it chose from
+  std::string bound_term;            // the term that sets cost.lower_bound_s (ExchangeBound::binding)
 };
 
 // --verify-each without the flag: in Debug builds (no NDEBUG), and when the environment sets

@@ -134,9 +134,9 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
   const std::string m = example("stencil2d_16.json");
   const std::pair<std::string, std::string> cases[] = {
       {"plna x.json",
-       "commfit: error: unknown command \"plna\" (did you mean \"plan\"?) (commands: plan, verify, stats, show, convert, compare, gen, "
+       "commfit: error: unknown command \"plna\" (did you mean \"plan\"?) (commands: plan, verify, stats, show, convert, compare, bound, gen, "
        "extract, report)\n"},
-      {"frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, gen, extract, report)\n"},
+      {"frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, bound, gen, extract, report)\n"},
       {"--verison", "commfit: error: unknown option \"--verison\" (did you mean \"--version\"?) (see commfit --help)\n"},
       {"plan", "commfit: error: plan: MATRIX is required (see commfit plan --help)\n"},
       {"plan " + m + " --toplogy torus:4x4", "commfit: error: plan: unknown option \"--toplogy\" (did you mean \"--topology\"?) (see commfit plan --help)\n"},
@@ -147,13 +147,16 @@ TEST_CASE("cli_parser_errors_are_one_line_with_near_miss_suggestions") {
       {"plan " + m + " --rtt-weight nan", "commfit: error: plan: --rtt-weight nan: expected a size in bytes (8775 under smpirun) (see commfit plan --help)\n"},
       {"plan " + m + " --topology torus:0", "commfit: error: plan: --topology torus:0: every dimension size must be at least 1 (see commfit plan --help)\n"},
       {"compare " + m + " --chunk 4", "commfit: error: compare: unknown option \"--chunk\" (see commfit compare --help)\n"},
+      // A machine smaller than the matrix: the same one line from bound and compare as from plan.
+      {"bound " + m + " --topology torus:2x2x2", "commfit: error: topology torus:2x2x2 has 8 ranks (8 nodes x 1 per node) but the matrix has 16\n"},
+      {"compare " + m + " --topology torus:2x2x2", "commfit: error: topology torus:2x2x2 has 8 ranks (8 nodes x 1 per node) but the matrix has 16\n"},
       {"plan " + m + " --strategy autoo",
        "commfit: error: unknown strategy \"autoo\" (did you mean \"auto\"?) (choose from: auto, direct, async, throttled, bounded, two-stage, "
        "memory, node)\n"},
       {"plan " + m + " --algorithm optimall",
        "commfit: error: unknown algorithm \"optimall\" for strategy direct (did you mean \"optimal\"?) (choose from: optimal, rs_n, rs_np, "
        "rs_nl, rs_nlp, rs_nlph, rs_nlh, lp, quantised)\n"},
-      {"help frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, gen, extract, report)\n"},
+      {"help frobnicate", "commfit: error: unknown command \"frobnicate\" (commands: plan, verify, stats, show, convert, compare, bound, gen, extract, report)\n"},
   };
   for (const auto& [args_, err] : cases) {
     const auto& args = args_;

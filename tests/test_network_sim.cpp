@@ -117,6 +117,38 @@ TEST_CASE("network_sim_ranks_of_a_node_share_its_nic_and_talk_through_its_memory
   CHECK(network_lower_bound_s(fan, c, quads, false) <= time(fan, quads));
 }
 
+TEST_CASE("the_bound_under_ib_is_a_nodes_flows_at_bandwidth_over_be") {
+  // An incast: 8 senders of 100 kB each into rank 0. Under flow its port takes 800 kB at 1 GB/s;
+  // under ib, 8 flows in are each penalised 8 Be, so they share bandwidth / Be at most: the
+  // ib-node term is Be x 800 us (below the port's 800 us as Be < 1). With a window of 2000 B over
+  // the 2 us latency every flow's own bound is 0.5 GB/s: ib-flows, Be x 1600 us, sets the bound.
+  std::vector<Message> in;
+  for (Rank r = 1; r <= 8; ++r) in.push_back({r, 0, 100000});
+  const CommMatrix incast = make_matrix(9, in);
+  NetworkOptions n;
+  CostOptions c{.tau_s = kTau, .bandwidth_Bps = kBw, .network = n};
+  const ExchangeBound flow = exchange_bound(incast, c, Topology());
+  CHECK(std::string(flow.binding(false)) == "port");
+  CHECK(flow.port_s == doctest::Approx(800e-6));
+  CHECK(flow.ib_s == 0);
+  c.network.model = Network::ib;
+  const ExchangeBound ib = exchange_bound(incast, c, Topology());
+  CHECK(ib.ib_s == doctest::Approx(c.network.ib.be * 800e-6));
+  CHECK(std::string(ib.binding(true)) == "port");   // Be < 1: the port still sets it
+  c.network.window_bytes = 2000;
+  const ExchangeBound windowed = exchange_bound(incast, c, Topology());
+  const double o = sim_overhead_s(kTau, n);
+  CHECK(windowed.ib_direct_s == doctest::Approx(c.network.ib.be * 1600e-6));
+  CHECK(std::string(windowed.binding(false)) == "ib-flows");
+  CHECK(windowed.direct_s == doctest::Approx(o + (kTau - 2 * o) + c.network.ib.be * 1600e-6));
+  CHECK(windowed.relay_s <= windowed.direct_s);
+  // The simulated incast (every flow at once) is above its bound, and within 10 % of it.
+  const SimResult r = simulate_plan(one_phase(incast), kTau, kBw, c.network, Topology());
+  REQUIRE(r.simulated);
+  CHECK(r.seconds >= windowed.direct_s);
+  CHECK(r.seconds <= 1.1 * windowed.direct_s);
+}
+
 TEST_CASE("network_sim_per_link_latency_and_window_bound") {
   // torus:4 (a ring of 4): 0 -> 1 is one link, 0 -> 2 two. 1 us per link; a window of 2000 B
   // bounds a flow at 2000 / (2 x latency): 1 GB/s over one link (the bandwidth), 0.5 GB/s over two.

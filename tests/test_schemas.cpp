@@ -98,6 +98,7 @@ const Schema& verify_schema() { static const Schema s("verify.schema.json"); ret
 const Schema& plan_summary_schema() { static const Schema s("plan-summary.schema.json"); return s; }
 const Schema& show_schema() { static const Schema s("show.schema.json"); return s; }
 const Schema& machine_schema() { static const Schema s("machine.schema.json"); return s; }
+const Schema& bound_schema() { static const Schema s("bound.schema.json"); return s; }
 
 // nullopt when the loader accepts `text`; otherwise its message. Only InputError is a verdict:
 // anything else escaping a loader is a bug and fails the test.
@@ -224,7 +225,7 @@ void check_strict(const json& node, const std::string& where, int& objects) {
 TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
   for (const char* name : {"matrix.schema.json", "plan-manifest.schema.json", "rank-schedule.schema.json", "stats.schema.json",
                            "compare.schema.json", "verify.schema.json", "plan-summary.schema.json", "show.schema.json",
-                           "machine.schema.json"}) {
+                           "machine.schema.json", "bound.schema.json"}) {
     INFO(name);
     const json doc = json::parse(slurp(kRoot / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
@@ -480,6 +481,18 @@ TEST_CASE("stats and compare --json pass their schemas") {
     CHECK(j.at("ranks") == m.ranks);
     CHECK(j.at("h") == commfit::traffic_stats(m).h);
     CHECK(j.at("matrix").at("fingerprint") == commfit::matrix_fingerprint(m));
+    // bound --json: the schema, direct >= relaying, and the direct bound is compare's lower_bound_s.
+    const std::string ring = " --topology torus:" + std::to_string(m.ranks);
+    for (const std::string& extra : {std::string(), std::string(" --network ib --window 25000"), ring, ring + " --network ib --window 25000 --link-latency 2.5e-7",
+                                     std::string(" --topology full+node2")}) {
+      const std::string bound = run("bound --json \"" + p.string() + "\"" + extra);
+      const auto bad = bound_schema().check(bound);
+      CHECK_MESSAGE(!bad, "bound --json" << extra << " fails the schema: " << bad.value_or(""));
+      if (bad) continue;
+      const json b = json::parse(bound).at("bound");
+      CHECK(b.at("direct_s").get<double>() >= b.at("relay_s").get<double>());
+      CHECK(b.at("relay_s").get<double>() > 0);
+    }
     if (m.ranks > 64) continue;   // compare plans every candidate: the small examples suffice
     for (const std::string extra : {"", " --network ib", " --topology full+node2"}) {
       const std::string cmp = run("compare --json \"" + p.string() + "\"" + extra);

@@ -122,6 +122,12 @@ def plan_of(which):
             ("fattree-1024", [("uniform16", SMALL)], ["default"]), ("fattree-1024", [("stencil27", MEDIUM), ("moe", MEDIUM)], [])]
 
 
+def ranks_of(platform):
+    """The ranks of KIND-P or KIND-PxN (platforms.py)."""
+    hosts, _, per = platform.rsplit("-", 1)[1].partition("x")
+    return int(hosts) * int(per or 1)
+
+
 def run(cmd, timeout, log):
     """Runs cmd in its own process group (smpirun starts smpimain as a child: a timeout kills both)."""
     t0 = time.time()
@@ -185,8 +191,7 @@ def main():
         if net not in NETWORK_CFG:
             sys.exit("run.py: unknown network %s (known: %s)" % (net, ", ".join(NETWORK_CFG)))
         for plat, pats, algs in sweep:
-            hosts, _, per = plat.rsplit("-", 1)[1].partition("x")   # KIND-P or KIND-PxN (platforms.py)
-            p = int(hosts) * int(per or 1)
+            p = ranks_of(plat)
             xml, hosts = os.path.join(work, plat + ".xml"), os.path.join(work, plat + ".hosts")
             cost = PLAN_COST + PLAN_NETWORK[net]
             if a.only_auto:
@@ -220,6 +225,10 @@ def main():
                         continue
                     est = re.search(r"estimate (\S+) s", pout)
                     estimate[name] = est.group(1) if est else ""
+                    # The bound of auto's plan (docs/FORMAT.md section 5.2), and the term that sets it.
+                    bound = re.search(r"bound (\S+) s \((\S+)\)", pout)
+                    if name == "auto" and bound:
+                        row("LB_bound", bound.group(1), note=bound.group(2))
                     chosen = re.search(r"auto chose (\S+)", pout)
                     if name != "async":
                         plans.append(("%s(%s)" % (name, chosen.group(1)) if chosen else name, pl, estimate[name]))
