@@ -142,10 +142,10 @@ TEST_CASE("the_bound_under_ib_is_a_nodes_flows_at_bandwidth_over_be") {
   CHECK(std::string(windowed.binding(false)) == "ib-flows");
   CHECK(windowed.direct_s == doctest::Approx(o + (kTau - 2 * o) + c.network.ib.be * 1600e-6));
   CHECK(windowed.relay_s <= windowed.direct_s);
-  // The simulated incast (every flow at once) is above its bound, and within 10 % of it.
+  // The simulated incast (every flow at once) is not below its bound, and within 10 % of it.
   const SimResult r = simulate_plan(one_phase(incast), kTau, kBw, c.network, Topology());
   REQUIRE(r.simulated);
-  CHECK(r.seconds >= windowed.direct_s);
+  CHECK(r.seconds >= windowed.direct_s * (1 - 1e-9));
   CHECK(r.seconds <= 1.1 * windowed.direct_s);
 }
 
