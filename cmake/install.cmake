@@ -2,10 +2,11 @@
 # top-level CMakeLists.txt after every library target exists:
 #   bin/commfit                          the planner CLI
 #   bin/commfit-calibrate                measures the machine, writes a machine file (an MPI program)
-#   lib/libcommfit_{ir,planner,workloads,exec,exec_fortran,runtime}.a
+#   lib/libcommfit_{ir,planner,workloads,exec,exec_fortran,runtime,runtime_fortran}.a
 #   lib/libcommfit_pmpi.so               the PMPI interposer (LD_PRELOAD, or link it before MPI)
 #   include/commfit/commfit_exec.{h,hpp}, migrate.hpp   the executor: <commfit/commfit_exec.hpp>
-#   include/commfit/commfit_exec.mod     the Fortran module (gfortran's format)
+#   include/commfit/commfit_exec.mod     the executor's Fortran module (gfortran's format)
+#   include/commfit/commfit_pattern.mod  the patterns' Fortran module (commfit_runtime_fortran)
 #   include/commfit/{ir,passes,planner,backends,workloads}/*.h   the planner's headers ("ir/plan.h")
 #   include/commfit/runtime/{in_job,adapt}.hpp   in-job planning (commfit::runtime::plan)
 #   include/commfit/commfit_pattern.{h,hpp}   patterns from global ids (commfit_runtime)
@@ -26,7 +27,7 @@ set_target_properties(commfit_ir PROPERTIES EXPORT_NAME ir)
 set_target_properties(commfit_planner PROPERTIES EXPORT_NAME planner)
 set_target_properties(commfit_workloads PROPERTIES EXPORT_NAME workloads)
 set(COMMFIT_INSTALL_TARGETS commfit_ir commfit_planner commfit_workloads)
-foreach(t commfit_exec commfit_exec_fortran commfit_runtime commfit_pmpi)
+foreach(t commfit_exec commfit_exec_fortran commfit_runtime commfit_runtime_fortran commfit_pmpi)
   if(TARGET ${t})
     string(REPLACE "commfit_" "" name ${t})
     set_target_properties(${t} PROPERTIES EXPORT_NAME ${name})
@@ -57,6 +58,9 @@ if(TARGET commfit_runtime)
 endif()
 if(TARGET commfit_exec_fortran)
   install(FILES ${COMMFIT_FORTRAN_MODULE} DESTINATION ${COMMFIT_INSTALL_INCLUDE})
+endif()
+if(TARGET commfit_runtime_fortran)
+  install(FILES ${COMMFIT_PATTERN_FORTRAN_MODULE} DESTINATION ${COMMFIT_INSTALL_INCLUDE})
 endif()
 file(GLOB COMMFIT_SCHEMAS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/schemas/*.json)
 install(FILES ${COMMFIT_SCHEMAS} DESTINATION ${CMAKE_INSTALL_DATADIR}/commfit/schemas)
@@ -136,7 +140,12 @@ if(TARGET commfit_exec)
   commfit_pc(commfit-exec "commfit executor: replays a plan made by `commfit plan` as a drop-in for MPI_Alltoallv"
     "${mpi_pc}" "-I\${includedir} -I\${includedir}/commfit" "${exec_libs}")
   # In-job planning: the executor and the planner (whose headers need JSON, Eigen and C++20). C and
-  # Fortran callers of commfit_exec_plan take the executor's Cflags and these Libs.
+  # Fortran callers of commfit_exec_plan and of patterns take the executor's Cflags and these Libs;
+  # the patterns' Fortran library comes first when it was built (C and C++ pull nothing from it).
+  set(runtime_libs "-lcommfit_runtime")
+  if(TARGET commfit_runtime_fortran)
+    set(runtime_libs "-lcommfit_runtime_fortran ${runtime_libs}")
+  endif()
   commfit_pc(commfit-runtime "commfit runtime: plans an MPI_Alltoallv pattern inside the job (commfit::runtime::plan, commfit_exec_plan, patterns from global ids)"
-    "commfit-exec, commfit-planner" "-I\${includedir}/commfit" "-lcommfit_runtime")
+    "commfit-exec, commfit-planner" "-I\${includedir}/commfit" "${runtime_libs}")
 endif()

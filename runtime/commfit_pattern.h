@@ -63,6 +63,17 @@ int commfit_pattern_scatter(commfit_pattern* p, const void* needed_values, void*
 /* Frees the pattern (collective: it frees communicators) and sets *p to NULL. NULL is fine. */
 void commfit_pattern_free(commfit_pattern** p);
 
+/* Fortran entry points (runtime/commfit_pattern.f90 is the module commfit_pattern): MPI handles as
+ * MPI_Fint (the INTEGER handles of `use mpi`, or the MPI_VAL component of mpi_f08 handles);
+ * plan_options NUL-terminated. The Fortran types are taken as their C twins are: MPI_INTEGER,
+ * MPI_INTEGER1 .. MPI_INTEGER8 as signed integers, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REAL4 and
+ * MPI_REAL8 as floating types of their size. */
+int commfit_pattern_from_ids_f(MPI_Fint comm, int64_t n_owned, const int64_t* owned, int64_t n_needed,
+                               const int64_t* needed, const char* plan_options, commfit_pattern** out);
+int commfit_pattern_gather_f(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Fint type);
+int commfit_pattern_scatter_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type,
+                              MPI_Fint op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,11 +57,15 @@ Scalar scalar_of(MPI_Datatype t, const char* what) {
     }
     return Kind::other;
   };
-  const MPI_Datatype signed_types[] = {MPI_SIGNED_CHAR, MPI_INT8_T, MPI_SHORT, MPI_INT16_T, MPI_INT, MPI_INT32_T, MPI_LONG, MPI_LONG_LONG, MPI_INT64_T};
+  // The Fortran types (through MPI_Type_f2c from the Fortran binding) by their size, which compiler
+  // flags such as -fdefault-real-8 change.
+  const MPI_Datatype signed_types[] = {MPI_SIGNED_CHAR, MPI_INT8_T, MPI_SHORT, MPI_INT16_T, MPI_INT, MPI_INT32_T, MPI_LONG, MPI_LONG_LONG, MPI_INT64_T,
+                                       MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
   const MPI_Datatype unsigned_types[] = {MPI_UNSIGNED_CHAR, MPI_UINT8_T, MPI_UNSIGNED_SHORT, MPI_UINT16_T, MPI_UNSIGNED,
                                          MPI_UINT32_T, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T};
-  if (t == MPI_DOUBLE && size == 8) s.kind = Kind::f64;
-  else if (t == MPI_FLOAT && size == 4) s.kind = Kind::f32;
+  const MPI_Datatype floating_types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REAL4, MPI_REAL8};
+  if (std::find(std::begin(floating_types), std::end(floating_types), t) != std::end(floating_types))
+    s.kind = size == 4 ? Kind::f32 : size == 8 ? Kind::f64 : Kind::other;
   else if (t == MPI_BYTE) s.kind = Kind::bytes;
   else if (t == MPI_CHAR) s.kind = integer(std::is_signed_v<char>);
   else if (std::find(std::begin(signed_types), std::end(signed_types), t) != std::end(signed_types)) s.kind = integer(true);
@@ -338,6 +342,20 @@ void commfit_pattern_free(commfit_pattern** p) {
   if (!p) return;
   delete *p;
   *p = nullptr;
+}
+
+// The Fortran entry points (runtime/commfit_pattern.f90): the same functions on Fortran MPI handles.
+int commfit_pattern_from_ids_f(MPI_Fint comm, int64_t n_owned, const int64_t* owned, int64_t n_needed, const int64_t* needed,
+                               const char* plan_options, commfit_pattern** out) {
+  return commfit_pattern_from_ids(MPI_Comm_f2c(comm), n_owned, owned, n_needed, needed, plan_options, out);
+}
+
+int commfit_pattern_gather_f(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Fint type) {
+  return commfit_pattern_gather(p, owned_values, needed_values, MPI_Type_f2c(type));
+}
+
+int commfit_pattern_scatter_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type, MPI_Fint op) {
+  return commfit_pattern_scatter(p, needed_values, owned_values, MPI_Type_f2c(type), MPI_Op_f2c(op));
 }
 
 }  // extern "C"

@@ -8,6 +8,10 @@ module commfit_exec
   implicit none
 
   integer(c_int), parameter :: COMMFIT_EXEC_SUCCESS = 0
+  ! The error codes of commfit_exec.h: a bad plan, counts other than the plan's, a bad argument,
+  ! anything else
+  integer(c_int), parameter :: COMMFIT_EXEC_ERR_PLAN = 1, COMMFIT_EXEC_ERR_COUNTS = 2, COMMFIT_EXEC_ERR_USAGE = 3, &
+                               COMMFIT_EXEC_ERR_INTERNAL = 4
   integer(c_int), parameter :: COMMFIT_EXEC_POST_ALL = 0, COMMFIT_EXEC_HANDSHAKE = 1
   ! max_outstanding: the plan's own request window (the default)
   integer(c_int), parameter :: COMMFIT_EXEC_PLAN_WINDOW = -1

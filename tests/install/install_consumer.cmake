@@ -1,6 +1,6 @@
 # cmake -DBUILD_DIR=... -DSOURCE=examples/consumer -DPLANNER_SOURCE=tests/install/planner_consumer
-#       -DWORK=dir -DGENERATOR=... -DCXX=... -DC=... -DMPIEXEC=... -DSANITIZE=ON|OFF -DFORTRAN=ON|OFF
-#       -P install_consumer.cmake
+#       -DPATTERN_DOC=docs/PATTERN.md -DWORK=dir -DGENERATOR=... -DCXX=... -DC=... -DMPIEXEC=...
+#       -DSANITIZE=ON|OFF -DFORTRAN=ON|OFF -P install_consumer.cmake
 # Every step must succeed; the consumer itself checks every received byte (exit 1 otherwise).
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
@@ -19,9 +19,11 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 set(expected bin/commfit include/commfit/commfit_exec.hpp include/commfit/commfit_exec.h
     include/commfit/migrate.hpp include/commfit/ir/plan.h include/commfit/planner/pipeline.h
     include/commfit/workloads/generators.h include/commfit/runtime/in_job.hpp lib/libcommfit_pmpi.so
+    include/commfit/commfit_pattern.h include/commfit/commfit_pattern.hpp
     share/commfit/schemas share/man/man1/commfit.1 share/doc/commfit/GUIDE.md share/doc/commfit/EXECUTOR.md)
 if(FORTRAN)
-  list(APPEND expected include/commfit/commfit_exec.mod)
+  list(APPEND expected include/commfit/commfit_exec.mod include/commfit/commfit_pattern.mod
+       lib/libcommfit_runtime_fortran.a)
 endif()
 foreach(f ${expected})
   if(NOT EXISTS ${PREFIX}/${f})
@@ -55,13 +57,14 @@ endif()
 string(REPLACE ";" " " flags_str "${flags}")
 
 # 1. find_package(commfit): every consumer of examples/consumer/CMakeLists.txt (C++, C and, with a
-#    Fortran compiler, Fortran; each against commfit::exec and against commfit::runtime).
+#    Fortran compiler, Fortran; each against commfit::exec and against commfit::runtime; the
+#    pattern consumers against commfit::runtime, and commfit::runtime_fortran for Fortran).
 step(${CMAKE_COMMAND} -S ${WORK}/src -B ${WORK}/build-cmake -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${PREFIX}
      -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_C_COMPILER=${C} "-DCMAKE_EXE_LINKER_FLAGS=${flags_str}")
 step(${CMAKE_COMMAND} --build ${WORK}/build-cmake)
-set(cmake_consumers consumer consumer_c consumer_in_job consumer_c_in_job)
+set(cmake_consumers consumer consumer_c consumer_in_job consumer_c_in_job pattern_consumer pattern_consumer_c)
 if(FORTRAN)
-  list(APPEND cmake_consumers consumer_f consumer_f_in_job)
+  list(APPEND cmake_consumers consumer_f consumer_f_in_job pattern_consumer_f)
 endif()
 foreach(exe ${cmake_consumers})
   if(NOT EXISTS ${WORK}/build-cmake/${exe})
@@ -112,6 +115,49 @@ if(FORTRAN)
   list(APPEND pc_consumers consumer-f-pc)
   list(APPEND pc_in_job consumer-f-in-job-pc)
 endif()
+
+# The pattern consumers, built with the lines docs/PATTERN.md gives ("Building against an installed
+# commfit"), read from the page: `mpicxx app.cpp $(pkg-config ...)` and its C and Fortran twins,
+# each $(pkg-config ARGS) run as written, app.* replaced by the consumer's source and `-o` added.
+# A line of another shape fails the test, and so does a language without its line.
+file(STRINGS ${PATTERN_DOC} doc_lines REGEX "^mpi[a-z]+ app\\.")
+set(pattern_pc "")
+foreach(line IN LISTS doc_lines)
+  if(NOT line MATCHES "^(mpicxx|mpicc|mpifort) app\\.(cpp|c|f90)(( \\$\\(pkg-config [a-z -]+\\))+)$")
+    message(FATAL_ERROR "${PATTERN_DOC}: a build line this test cannot follow: ${line}")
+  endif()
+  set(wrapper ${CMAKE_MATCH_1})
+  set(lang ${CMAKE_MATCH_2})
+  string(REGEX MATCHALL "pkg-config [a-z -]+" calls "${CMAKE_MATCH_3}")
+  set(line_flags "")
+  foreach(call IN LISTS calls)
+    string(REPLACE "pkg-config " "" args "${call}")
+    separate_arguments(args UNIX_COMMAND "${args}")
+    pc(call_flags ${args})
+    list(APPEND line_flags ${call_flags})
+  endforeach()
+  if(lang STREQUAL "cpp")
+    step(${MPICXX} ${flags} ${WORK}/src/pattern_consumer.cpp -o ${WORK}/pattern-consumer-pc ${line_flags})
+    list(APPEND pattern_pc pattern-consumer-pc)
+  elseif(lang STREQUAL "c")
+    step(${MPICC} ${flags} ${WORK}/src/pattern_consumer.c -o ${WORK}/pattern-consumer-c-pc ${line_flags})
+    list(APPEND pattern_pc pattern-consumer-c-pc)
+  elseif(FORTRAN)
+    step(${MPIFORT} ${flags} ${WORK}/src/pattern_consumer.F90 -o ${WORK}/pattern-consumer-f-pc ${line_flags})
+    list(APPEND pattern_pc pattern-consumer-f-pc)
+  endif()
+endforeach()
+set(pattern_expected pattern-consumer-pc pattern-consumer-c-pc)
+if(FORTRAN)
+  list(APPEND pattern_expected pattern-consumer-f-pc)
+endif()
+foreach(exe ${pattern_expected})
+  list(FIND pattern_pc ${exe} at)
+  if(at LESS 0)
+    message(FATAL_ERROR "${PATTERN_DOC} gives no build line for ${exe}")
+  endif()
+endforeach()
+
 # The old bare include names still compile (the canonical ones are <commfit/...>).
 file(WRITE ${WORK}/bare.cpp "#include <commfit_exec.hpp>\n#include <migrate.hpp>\n#include <commfit_exec.h>\n")
 step(${CXX} -std=c++17 -fsyntax-only ${WORK}/bare.cpp ${exec_flags})
@@ -185,3 +231,13 @@ endif()
 foreach(exe ${pc_in_job})
   step(${MPIRUN} ${WORK}/${exe} "strategy=auto")
 endforeach()
+# Patterns from global ids with the installed runtime library, every language, both ways of
+# building; another rank count and other options once each.
+foreach(exe build-cmake/pattern_consumer build-cmake/pattern_consumer_c ${pattern_pc})
+  step(${MPIRUN} ${WORK}/${exe})
+endforeach()
+if(run_cmake_fortran)
+  step(${MPIRUN} ${WORK}/build-cmake/pattern_consumer_f)
+endif()
+step(${MPIEXEC} --allow-run-as-root --oversubscribe -np 3 ${WORK}/build-cmake/pattern_consumer "strategy=auto lookup=ring2d")
+step(${MPIEXEC} --allow-run-as-root --oversubscribe -np 5 ${WORK}/pattern-consumer-c-pc "lookup=ring reverse=allreduce")
