@@ -42,6 +42,22 @@ case $mesh in
 esac
 [[ -s "$out/$mesh.msh" ]] || gmsh "-$dim" -clscale "$scale" "$root/examples/extract/$geo.geo" -o "$out/$mesh.msh" > "$out/$mesh.gmsh.log"
 
+# Runs "$@" in its own process group and kills the group after $1 seconds (smpirun starts smpimain
+# as a child, as run.py's run() says); exit status 124 then.
+with_timeout() {
+  python3 -c '
+import os, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], start_new_session=True)
+try:
+    sys.exit(p.wait(timeout=float(sys.argv[1])))
+except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    print("timeout after %s s" % sys.argv[1])
+    sys.exit(124)
+' "$@"
+}
+
 failed=0
 for p in "${ranks[@]}"; do
   platform=fattree-$p
@@ -53,7 +69,7 @@ for p in "${ranks[@]}"; do
   [[ $p -ge 1024 ]] && timeout=1800
   t0=$(date +%s)
   rc=0
-  timeout -s KILL "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
+  with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
     "$program" --ids "$ids" --label "$mesh" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" > "$out/$mesh.$p.log" 2>&1 || rc=$?
   if ! grep "^$mesh," "$out/$mesh.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
   grep -q ",WRONG$" "$out/$mesh.$p.log" && rc=1

@@ -339,6 +339,64 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// SimGrid 3.32's MPI_Ibarrier can complete on a rank before every rank has entered it (seen at 8
+// ranks: two ranks left the barrier while five had not entered), so NBX, which counts on it, lost
+// messages or hung. The program is linked with -Wl,--wrap=MPI_Ibarrier,--wrap=MPI_Test
+// (build_discovery.sh): its MPI_Ibarrier, find_owners' and MPI Advance's, is a dissemination
+// barrier (ceil(log2 p) rounds of zero-byte messages: rank r sends to r + 2^k and receives from
+// r - 2^k, as MPI libraries' own), and MPI_Test on its request advances it. The handle the caller
+// holds is always the current round's live receive request.
+namespace {
+struct Dissemination {
+  MPI_Comm comm;
+  int me, p, distance;
+  MPI_Request send, recv;
+};
+std::vector<Dissemination> pending_barriers;   // per rank (SMPI privatizes globals)
+constexpr int kBarrierTag = 99;                // below find_owners' 100, unused by it
+
+void post_round(Dissemination& d) {
+  MPI_Isend(nullptr, 0, MPI_BYTE, (d.me + d.distance) % d.p, kBarrierTag, d.comm, &d.send);
+  MPI_Irecv(nullptr, 0, MPI_BYTE, ((d.me - d.distance) % d.p + d.p) % d.p, kBarrierTag, d.comm, &d.recv);
+}
+}  // namespace
+
+extern "C" int __real_MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
+
+extern "C" int __wrap_MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  Dissemination d{comm, 0, 1, 1, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Comm_rank(comm, &d.me);
+  MPI_Comm_size(comm, &d.p);
+  *request = MPI_REQUEST_NULL;
+  if (d.p == 1) return MPI_SUCCESS;
+  post_round(d);
+  *request = d.recv;
+  pending_barriers.push_back(d);
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  const auto it = std::find_if(pending_barriers.begin(), pending_barriers.end(), [&](const Dissemination& d) { return d.recv == *request; });
+  if (*request == MPI_REQUEST_NULL || it == pending_barriers.end()) return __real_MPI_Test(request, flag, status);
+  *flag = 0;
+  int done = 0;
+  if (it->send != MPI_REQUEST_NULL) __real_MPI_Test(&it->send, &done, MPI_STATUS_IGNORE);
+  if (it->send != MPI_REQUEST_NULL) return MPI_SUCCESS;
+  __real_MPI_Test(&it->recv, &done, MPI_STATUS_IGNORE);   // the round is over when its receive is
+  if (!done) return MPI_SUCCESS;
+  it->distance *= 2;
+  if (it->distance < it->p) {
+    post_round(*it);
+    *request = it->recv;
+    return MPI_SUCCESS;
+  }
+  pending_barriers.erase(it);
+  *request = MPI_REQUEST_NULL;
+  *flag = 1;
+  if (status != MPI_STATUS_IGNORE) *status = MPI_Status{};
+  return MPI_SUCCESS;
+}
+
 // As in smpi_driver.cpp: SMPI 3.32's MPI_Iallreduce is linear (p^2 simulated messages); replay.cpp
 // is compiled to call this blocking stand-in instead (build_discovery.sh).
 extern "C" int commfit_smpi_iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
