@@ -2,11 +2,13 @@
 # Finding owners from global ids under SMPI (docs/PERFORMANCE.md "Finding owners from global ids"):
 # a gmsh mesh of examples/extract partitioned by METIS as `commfit extract` partitions it (vertex
 # numbers as the global ids; each rank owns its part's vertices and needs its halo), on the
-# bench's fat trees (platforms.py fattree-P, one rank per host), flow model with run.py's SMPI_CFG.
+# bench's fat trees (platforms.py fattree-P, one rank per host), flow model with run.py's SMPI_CFG
+# plus the polling and collective options below.
 # For each rank count smpi_discovery times owner discovery with every lookup and reverse method,
 # the rings' reverse step (and MPI Advance's MPIL_Alltoallv_crs when the program was built with
 # it), then one gather per call: the pattern's (planned in the job: strategy auto on the
-# platform's topology with run.py's tau and bandwidth) against a hand-written AC loop.
+# platform's topology with run.py's tau and bandwidth), its plan without the per-call count check,
+# and a hand-written AC loop.
 # Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check) and one line per
 # rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
 #
@@ -31,7 +33,9 @@ read -r -a cfg <<< "$(python3 -c "import sys; sys.path.insert(0, '$here'); impor
 # Polling: SimGrid 3.32 charges every MPI_Iprobe and MPI_Test 100 us of simulated time by default,
 # growing with each consecutive call (smpi/iprobe, smpi/test, smpi/grow-injected-times), which NBX's
 # probe loop and MPI_Probe pay in full. Here a poll costs 0.5 us, as run.py's per-message CPU costs.
-poll=(--cfg=smpi/iprobe:5e-7 --cfg=smpi/test:5e-7 --cfg=smpi/grow-injected-times:no)
+# Collectives: Open MPI's algorithm choices (smpi/coll-selector:ompi), as a real MPI would make
+# them; SMPI's default selector is linear for most of them (an MPI_Allreduce costs O(p) there).
+poll=(--cfg=smpi/iprobe:5e-7 --cfg=smpi/test:5e-7 --cfg=smpi/grow-injected-times:no --cfg=smpi/coll-selector:ompi)
 tau_bw=(--pattern-option tau=2e-6 --pattern-option bandwidth=1.25e10)   # run.py's PLAN_COST (--tau, --bandwidth)
 
 case $mesh in
@@ -64,8 +68,10 @@ for p in "${ranks[@]}"; do
   topo=$(python3 "$here/platforms.py" "$out" "$platform" | cut -d' ' -f2)
   ids="$out/$mesh.$p.ids"
   [[ -s $ids ]] || "$build/bench/smpi/bench_smpi_mesh_ids" "$out/$mesh.msh" "$p" "$ids" | sed 's/^/# /'
-  # run.py's timeouts: 240 s of wall time, 1800 s at 1024 ranks and more.
+  # Timeouts as run.py's (240 s of wall time, 1800 s at 1024 ranks and more), 900 s at 256 ranks,
+  # where the 1-D ring's 255 steps of 256 ranks take minutes of wall time.
   timeout=240
+  [[ $p -ge 256 ]] && timeout=900
   [[ $p -ge 1024 ]] && timeout=1800
   t0=$(date +%s)
   rc=0

@@ -11,8 +11,10 @@
 //             each rank's return, the longest rank, the median of --reps.
 //   gather    one gather of 8-byte values on the discovered exchange, per call (--calls calls from an
 //             aligned start, the median of --reps): the pattern's (commfit::runtime::Pattern, planned
-//             in the job with the --pattern-option words, replayed by the executor) against AC, a hand-written
-//             MPI_Irecv / MPI_Isend / MPI_Waitall loop. check = every value received is its id's.
+//             in the job with the --pattern-option words, replayed by the executor, whose default
+//             count check is an MPI_Iallreduce per call), the same plan replayed with the check on
+//             the first call only (commfit-first-call), and AC, a hand-written MPI_Irecv /
+//             MPI_Isend / MPI_Waitall loop. check = every value received is its id's.
 // Prints CSV lines `label,p,step,method,reverse,sim_s,check` on rank 0 (reverse "-" where none
 // applies); exit status 1 when any check fails. Run with run.py's SMPI_CFG (bench/smpi/discovery.sh).
 //
@@ -22,6 +24,7 @@
 // messages), nonblocking (NBX).
 #include "bench/smpi/smpi_bench.h"
 #include "runtime/commfit_pattern.hpp"
+#include "runtime/in_job.hpp"
 #include "runtime/owner_lookup.hpp"
 
 #include <mpi.h>
@@ -139,6 +142,14 @@ struct HandGather {
     }
     send.resize(send_index.size()), recv.resize(recv_slot.size());
     requests.resize(to.size() + from.size());
+  }
+
+  // The same exchange as MPI_Alltoallv's counts and displacements (elements), p entries each.
+  void alltoallv_counts(int p, std::vector<int>& sc, std::vector<int>& sd, std::vector<int>& rc, std::vector<int>& rd) const {
+    sc.assign(static_cast<std::size_t>(p), 0), sd = sc, rc = sc, rd = sc;
+    for (std::size_t k = 0; k < to.size(); ++k) sc[static_cast<std::size_t>(to[k])] = to_count[k];
+    for (std::size_t k = 0; k < from.size(); ++k) rc[static_cast<std::size_t>(from[k])] = from_count[k];
+    for (int q = 1; q < p; ++q) sd[q] = sd[q - 1] + sc[q - 1], rd[q] = rd[q - 1] + rc[q - 1];
   }
 
   void run(const double* owned_values, double* needed_values) {
@@ -321,6 +332,36 @@ int run(int argc, char** argv) {
     wrong |= wrong_values();
     failed |= wrong;
     if (me == 0) row.print("gather", "commfit", "-", s < 0 ? s : s / a.calls, wrong);
+  }
+  {
+    // The same replay without the per-call count check: the exchange planned in the job as the
+    // pattern plans it (same options), its executor with CountCheck::first_call (what smpi_driver
+    // times), the values packed and unpacked as AC does.
+    HandGather h(ref, me);
+    std::vector<int> sc, sd, rc, rd;
+    h.alltoallv_counts(p, sc, sd, rc, rd);
+    std::vector<I64> sbytes(sc.begin(), sc.end()), rbytes(rc.begin(), rc.end());
+    for (int q = 0; q < p; ++q) sbytes[q] *= 8, rbytes[q] *= 8;
+    commfit::runtime::InJobOptions o = commfit::runtime::parse_in_job_options(a.pattern_options);
+    o.exec.count_check = commfit::exec::CountCheck::first_call;
+    commfit::runtime::InJobReport report;
+    commfit::exec::Executor ex = commfit::runtime::plan_in_job(MPI_COMM_WORLD, sbytes.data(), rbytes.data(), o, &report, {}, 8);
+    if (me == 0)
+      std::printf("# %s p=%d: the gather's plan: strategy %s%s%s, %u phases, estimate %.3g s\n", a.label.c_str(), p, report.strategy.c_str(),
+                  report.chosen.empty() ? "" : " chose ", report.chosen.c_str(), report.phases, report.estimate_s);
+    const auto once = [&] {
+      for (std::size_t k = 0; k < h.send_index.size(); ++k) h.send[k] = owned_values[static_cast<std::size_t>(h.send_index[k])];
+      ex.execute(h.send.data(), sc.data(), sd.data(), MPI_DOUBLE, h.recv.data(), rc.data(), rd.data(), MPI_DOUBLE);
+      for (std::size_t k = 0; k < h.recv_slot.size(); ++k) needed_values[static_cast<std::size_t>(h.recv_slot[k])] = h.recv[k];
+    };
+    once();
+    bool wrong = wrong_values();
+    const double s = median_of_runs(a.reps, [&] {
+      for (int c = 0; c < a.calls; ++c) once();
+    });
+    wrong |= wrong_values();
+    failed |= wrong;
+    if (me == 0) row.print("gather", "commfit-first-call", "-", s < 0 ? s : s / a.calls, wrong);
   }
   {
     HandGather ac(ref, me);
