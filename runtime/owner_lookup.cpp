@@ -380,7 +380,9 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
   for (const std::vector<I64>& v : out)
     if (v.size() > INT_MAX && local.empty()) local = prefix + "the reverse step would send " + std::to_string(v.size()) + " words in one message, more than MPI's 2^31 - 1";
   agree(comm, Error::Kind::usage, local);
+  const double reverse_start = MPI_Wtime();
   Messages got = sparse_exchange(comm, reverse, out);
+  r.reverse_seconds = MPI_Wtime() - reverse_start;
   got.emplace(std::lower_bound(got.begin(), got.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
   out = {};
   r.owner.assign(needed.size(), -1), r.owner_index.assign(needed.size(), -1);

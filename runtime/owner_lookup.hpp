@@ -51,6 +51,7 @@ struct OwnerLookup {
   std::vector<std::int64_t> owner_index;    // per needed[j]: its index in the owner's owned[]
   std::vector<Served> served;               // what this rank owns and others (or it) need, by needer then position
   std::int64_t directory_ids = 0;           // ids this rank kept as a directory rank (directory methods)
+  double reverse_seconds = 0;               // MPI_Wtime this rank spent in the rings' reverse step (for benchmarks)
 };
 
 // Collective over `comm` (its traffic: tags below 100 on this communicator; give it one of its own).

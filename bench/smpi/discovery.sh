@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Finding owners from global ids under SMPI (docs/PERFORMANCE.md "Finding owners from global ids"):
+# a gmsh mesh of examples/extract partitioned by METIS as `commfit extract` partitions it (vertex
+# numbers as the global ids; each rank owns its part's vertices and needs its halo), on the
+# bench's fat trees (platforms.py fattree-P, one rank per host), flow model with run.py's SMPI_CFG
+# plus the polling and collective options below.
+# For each rank count smpi_discovery times owner discovery with every lookup and reverse method,
+# the rings' reverse step (and MPI Advance's MPIL_Alltoallv_crs when the program was built with
+# it), then one gather per call: the pattern's (planned in the job: strategy auto on the
+# platform's topology with run.py's tau and bandwidth), its plan without the per-call count check,
+# and a hand-written AC loop.
+# Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check) and one line per
+# rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
+#
+#   bench/smpi/discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]]
+#
+# MESH: plate (2D, 54,444 vertices; the default), bore_block (3D, 205,595 vertices) or tiny (plate
+# meshed 10x coarser: the smoke test's). RANKS: default 4 16 64 256 (each must be a fattree-P of
+# platforms.py: 4, 16, 64, 256, 1024, 4096). BUILD holds commfit's build (bench_smpi_mesh_ids).
+set -euo pipefail
+usage="usage: discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]]"
+build=${1:?$usage}
+program=${2:?$usage}
+out=${3:?$usage}
+mesh=${4:-plate}
+shift $(($# < 4 ? $# : 4))
+ranks=("$@")
+[[ ${#ranks[@]} -gt 0 ]] || ranks=(4 16 64 256)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+mkdir -p "$out"
+read -r -a cfg <<< "$(python3 -c "import sys; sys.path.insert(0, '$here'); import run; print(' '.join(run.SMPI_CFG))")"
+# Polling: SimGrid 3.32 charges every MPI_Iprobe and MPI_Test 100 us of simulated time by default,
+# growing with each consecutive call (smpi/iprobe, smpi/test, smpi/grow-injected-times), which NBX's
+# probe loop and MPI_Probe pay in full. Here a poll costs 0.5 us, as run.py's per-message CPU costs.
+# Collectives: Open MPI's algorithm choices (smpi/coll-selector:ompi), as a real MPI would make
+# them; SMPI's default selector is linear for most of them (an MPI_Allreduce costs O(p) there).
+poll=(--cfg=smpi/iprobe:5e-7 --cfg=smpi/test:5e-7 --cfg=smpi/grow-injected-times:no --cfg=smpi/coll-selector:ompi)
+tau_bw=(--pattern-option tau=2e-6 --pattern-option bandwidth=1.25e10)   # run.py's PLAN_COST (--tau, --bandwidth)
+
+case $mesh in
+  plate) geo=plate dim=2 scale=1 ;;
+  bore_block) geo=bore_block dim=3 scale=1 ;;
+  tiny) geo=plate dim=2 scale=10 ;;
+  *) echo "discovery.sh: unknown mesh $mesh (plate, bore_block, tiny)" >&2; exit 2 ;;
+esac
+[[ -s "$out/$mesh.msh" ]] || gmsh "-$dim" -clscale "$scale" "$root/examples/extract/$geo.geo" -o "$out/$mesh.msh" > "$out/$mesh.gmsh.log"
+
+# Runs "$@" in its own process group and kills the group after $1 seconds (smpirun starts smpimain
+# as a child, as run.py's run() says); exit status 124 then.
+with_timeout() {
+  python3 -c '
+import os, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], start_new_session=True)
+try:
+    sys.exit(p.wait(timeout=float(sys.argv[1])))
+except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    print("timeout after %s s" % sys.argv[1])
+    sys.exit(124)
+' "$@"
+}
+
+failed=0
+for p in "${ranks[@]}"; do
+  platform=fattree-$p
+  topo=$(python3 "$here/platforms.py" "$out" "$platform" | cut -d' ' -f2)
+  ids="$out/$mesh.$p.ids"
+  [[ -s $ids ]] || "$build/bench/smpi/bench_smpi_mesh_ids" "$out/$mesh.msh" "$p" "$ids" | sed 's/^/# /'
+  # Timeouts as run.py's (240 s of wall time, 1800 s at 1024 ranks and more), 900 s at 256 ranks,
+  # where the 1-D ring's 255 steps of 256 ranks take minutes of wall time.
+  timeout=240
+  [[ $p -ge 256 ]] && timeout=900
+  [[ $p -ge 1024 ]] && timeout=1800
+  t0=$(date +%s)
+  rc=0
+  with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
+    "$program" --ids "$ids" --label "$mesh" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" > "$out/$mesh.$p.log" 2>&1 || rc=$?
+  if ! grep "^$mesh," "$out/$mesh.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
+  grep -q ",WRONG$" "$out/$mesh.$p.log" && rc=1
+  echo "# $mesh p=$p: $(( $(date +%s) - t0 )) s of wall time, exit status $rc"
+  [[ $rc -eq 0 ]] || { failed=1; tail -5 "$out/$mesh.$p.log" | sed 's/^/# /'; }
+done
+exit $failed
