@@ -29,6 +29,7 @@ Plan make_auto_plan(const CommMatrix& m, const PlanOptions& o, PlanReport* repor
     report->t = stats.t;
     report->comparison = format_comparison(c);
     report->log = std::move(c.log);   // --time-passes: every candidate's passes
+    report->bound_term = exchange_bound(m, o.cost, o.topology).binding(plan_relays(plan, m));
   }
   return plan;
 }

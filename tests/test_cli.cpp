@@ -518,6 +518,8 @@ TEST_CASE("cli_gen_compare_auto") {
   r = commfit("plan u.json --strategy auto -o auto.plan");
   CHECK(r.status == 0);
   CHECK(r.out.find("--strategy auto chose") != std::string::npos);
+  // The summary names the term that sets the bound (ExchangeBound::binding), for auto's plan too.
+  CHECK(std::regex_search(r.out, std::regex(R"(, bound [0-9.e+-]+ s \((posting|port|link|ib-node|ib-flows|latency)\), estimate/bound )")));
   CHECK(commfit("verify u.json auto.plan").status == 0);
   CHECK(commfit("gen uniform -n 4 -d 4").status == 2);
   // -d defaults to 8, or ranks - 1 when that is less (it used to fail on its own default).
