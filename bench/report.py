@@ -136,13 +136,14 @@ if os.path.exists(raw_path):
         for s_ in summ:
             if s_["network"] != net:
                 continue
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s %s | %s | %s | %s | %s %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s | %s %s | %s %s | %s %s | %s | %s | %s | %s | %s | %s |" % (
                 s_["platform"], s_["pattern"], s_["bytes"], s_["messages"], s_["h"], s_["auto_choice"], us(s_["commfit_auto_s"]),
                 us(s_["auto_estimate_s"]), us(s_["AC_s"]), us(s_["AC4_s"]), us(s_["AC16_s"]), us(s_["commfit_direct_s"]),
                 s_["best_bounded"], us(s_["best_bounded_s"]), s_["best_throttled"], us(s_["best_throttled_s"]),
                 s_["best_alltoallv"], us(s_["best_alltoallv_s"]),
                 s_["best_method"].replace("alltoallv:", "a2av:").replace("commfit:", ""), us(s_["best_s"]),
-                rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]), us(s_["bound_s"]), s_["bound_term"],
+                rat(s_["ratio_auto_best"]), rat(s_["speedup_auto_vs_AC"]), us(s_["LB_link_s"]),
+                "%s (%s)" % (us(s_["bound_s"]), s_["bound_term"]) if s_["bound_term"] else us(s_["bound_s"]),
                 rat(s_["ratio_auto_bound"]), s_["notes"]))
         rows_n = [s_ for s_ in summ if s_["network"] == net and s_["ratio_auto_best"]]
         within = sum(1 for s_ in rows_n if s_["ratio_auto_best"] <= 1.01)
