@@ -11,6 +11,8 @@
 !   status = commfit_pattern_from_ids_f(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, c_null_char, p)
 !   status = commfit_pattern_gather_f(p, c_loc(x), c_loc(y), MPI_DOUBLE_PRECISION)          owners -> needers
 !   status = commfit_pattern_scatter_f(p, c_loc(y), c_loc(x), MPI_DOUBLE_PRECISION, MPI_SUM) needers -> owners
+!   status = commfit_pattern_gather_begin_f(p, c_loc(x), c_loc(y), MPI_DOUBLE_PRECISION)    split: work between
+!   status = commfit_pattern_gather_end_f(p)
 !   call commfit_pattern_free(p)
 !
 ! MPI handles are the INTEGER handles of `use mpi` (mpi_f08: their MPI_VAL component). Values go
@@ -52,6 +54,35 @@ module commfit_pattern
       import :: c_int, c_ptr
       type(c_ptr), value :: p, needed_values, owned_values
       integer(c_int), value :: type, op
+    end function
+
+    ! Split phase: begin packs and starts the exchange (the first phase's messages are posted),
+    ! end finishes it and writes the output (gather: needed_values; scatter: owned_values, combined
+    ! in scatter's order). Leave the output array alone between them (not read, not written) and
+    ! keep it alive. One split call in flight per pattern: an end without its begin, or a begin,
+    ! gather or scatter while one is pending, returns COMMFIT_EXEC_ERR_USAGE.
+    integer(c_int) function commfit_pattern_gather_begin_f(p, owned_values, needed_values, type) &
+        bind(c, name="commfit_pattern_gather_begin_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, owned_values, needed_values
+      integer(c_int), value :: type
+    end function
+
+    integer(c_int) function commfit_pattern_gather_end_f(p) bind(c, name="commfit_pattern_gather_end_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p
+    end function
+
+    integer(c_int) function commfit_pattern_scatter_begin_f(p, needed_values, owned_values, type, op) &
+        bind(c, name="commfit_pattern_scatter_begin_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, needed_values, owned_values
+      integer(c_int), value :: type, op
+    end function
+
+    integer(c_int) function commfit_pattern_scatter_end_f(p) bind(c, name="commfit_pattern_scatter_end_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p
     end function
 
     ! Frees the pattern (collective) and sets p to c_null_ptr; c_null_ptr is fine.

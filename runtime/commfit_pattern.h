@@ -7,6 +7,8 @@
  *     fprintf(stderr, "%s\n", commfit_exec_last_error());
  *   commfit_pattern_gather(p, x_owned, x_needed, MPI_DOUBLE);            (owners -> needers)
  *   commfit_pattern_scatter(p, y_needed, y_owned, MPI_DOUBLE, MPI_SUM);  (needers -> owners)
+ *   commfit_pattern_gather_begin(p, x_owned, x_needed, MPI_DOUBLE);      (split: work between)
+ *   commfit_pattern_gather_end(p);
  *   commfit_pattern_free(&p);
  *
  * Defined in the runtime library (CMake commfit::runtime, pkg-config commfit-runtime), like
@@ -60,6 +62,24 @@ int commfit_pattern_gather(commfit_pattern* p, const void* owned_values, void* n
 int commfit_pattern_scatter(commfit_pattern* p, const void* needed_values, void* owned_values,
                             MPI_Datatype type, MPI_Op op);
 
+/* Split phase (PetscSFBcastBegin/End, PetscSFReduceBegin/End): begin takes gather's or scatter's
+ * arguments, packs the values it sends and starts the exchange, posting the first phase of the
+ * plan's messages nonblocking; end waits for them, runs the remaining phases and writes the output
+ * (gather: needed_values; scatter: owned_values, combined in scatter's fixed order). Between begin
+ * and end the output buffer must be left alone and alive (not read, not written); begin has copied
+ * its input already. Overlapped with the caller's work: the first phase's messages (the whole
+ * exchange for a one-phase plan, such as the default direct one); nothing under the handshake
+ * protocol, a request window or barrier mode, where end runs the whole exchange. Both are
+ * collective. One gather or scatter in flight per pattern: an end without its begin, and a begin,
+ * gather or scatter while one is pending, return COMMFIT_EXEC_ERR_USAGE (on the calling rank,
+ * without a collective: made alike by every rank, the error comes back on every rank). */
+int commfit_pattern_gather_begin(commfit_pattern* p, const void* owned_values, void* needed_values,
+                                 MPI_Datatype type);
+int commfit_pattern_gather_end(commfit_pattern* p);
+int commfit_pattern_scatter_begin(commfit_pattern* p, const void* needed_values, void* owned_values,
+                                  MPI_Datatype type, MPI_Op op);
+int commfit_pattern_scatter_end(commfit_pattern* p);
+
 /* Frees the pattern (collective: it frees communicators) and sets *p to NULL. NULL is fine. */
 void commfit_pattern_free(commfit_pattern** p);
 
@@ -73,6 +93,11 @@ int commfit_pattern_from_ids_f(MPI_Fint comm, int64_t n_owned, const int64_t* ow
 int commfit_pattern_gather_f(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Fint type);
 int commfit_pattern_scatter_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type,
                               MPI_Fint op);
+int commfit_pattern_gather_begin_f(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Fint type);
+int commfit_pattern_gather_end_f(commfit_pattern* p);
+int commfit_pattern_scatter_begin_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type,
+                                    MPI_Fint op);
+int commfit_pattern_scatter_end_f(commfit_pattern* p);
 
 #ifdef __cplusplus
 }

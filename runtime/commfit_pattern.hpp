@@ -3,6 +3,7 @@
 //   auto p = commfit::runtime::Pattern::from_ids(MPI_COMM_WORLD, owned, needed);   // collective
 //   p.gather(x_owned.data(), x_needed.data(), MPI_DOUBLE);                         // owners -> needers
 //   p.scatter(y_needed.data(), y_owned.data(), MPI_DOUBLE, MPI_SUM);               // back, reduced
+//   p.gather_begin(x_owned.data(), x_needed.data(), MPI_DOUBLE);  work();  p.gather_end();   // split
 //
 // Library commfit_runtime (runtime/pattern.cpp; CMake commfit::runtime, pkg-config
 // commfit-runtime): the layer above the executor, whose executors it plans in the job. Every
@@ -49,6 +50,20 @@ class Pattern {
   // owned_values[i] = op(owned_values[i], each needed_values[j] with needed[j] == owned[i]), in the
   // order (needing rank, j); op is MPI_SUM, MPI_MAX, MPI_MIN or MPI_REPLACE (the last one wins).
   void scatter(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op op);
+
+  // Split phase (PetscSFBcastBegin/End): gather_begin packs the owned values and starts the
+  // exchange (Executor::start: the first phase's messages are posted), gather_end finishes it and
+  // writes needed_values; scatter_begin/scatter_end likewise, end combining into owned_values in
+  // scatter's order. Between begin and end leave the output buffer (needed_values of gather_begin,
+  // owned_values of scatter_begin) alone and alive: not read, not written; begin has copied its
+  // input already. What overlaps the caller's work is the first phase of the plan's exchange (all of
+  // it for a one-phase plan; nothing under the handshake protocol, a request window or barrier mode,
+  // docs/PATTERN.md). Error (usage), on the calling rank without a collective: an end without its
+  // begin, a begin, gather or scatter while a split call is pending.
+  void gather_begin(const void* owned_values, void* needed_values, MPI_Datatype type);
+  void gather_end();
+  void scatter_begin(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op op);
+  void scatter_end();
 
   const PatternStats& stats() const;
 

@@ -135,6 +135,34 @@ struct Pattern::Impl {
   std::vector<int> exec_send_count, exec_recv_count;   // the same without the self block
   std::vector<std::pair<int, Executor>> gathers, scatters;   // by element size
   std::vector<unsigned char> send_buf, recv_buf;
+  // A split gather or scatter between its begin and end: the executor started, where end writes,
+  // and scatter's reduction.
+  struct Pending {
+    enum class What { none, gather, scatter } what = What::none;
+    Executor* ex = nullptr;
+    void* out = nullptr;
+    Scalar type;
+    Op op = Op::replace;
+  } pending;
+
+  // Refuses `what` (gather, scatter or a begin) while a split call is pending, on the calling rank.
+  void refuse_if_pending(const char* what) const {
+    if (pending.what == Pending::What::none) return;
+    const char* open = pending.what == Pending::What::gather ? "gather" : "scatter";
+    throw Error(Error::Kind::usage, rank,
+                std::string(what) + ": a split " + open + " is pending (" + open + "_begin was called and " + open +
+                    "_end not yet); a pattern has one gather or scatter in flight at a time: call " + open + "_end first");
+  }
+  // gather_end / scatter_end: the pending call must be `want`.
+  void expect_pending(Pending::What want, const char* what) const {
+    if (pending.what == want) return;
+    const char* name = want == Pending::What::gather ? "gather" : "scatter";
+    if (pending.what == Pending::What::none)
+      throw Error(Error::Kind::usage, rank, std::string(what) + " was called without " + name + "_begin");
+    throw Error(Error::Kind::usage, rank,
+                std::string(what) + " was called while a split " + (want == Pending::What::gather ? "scatter" : "gather") +
+                    " is pending, not a gather: end it with its own _end");
+  }
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -257,48 +285,116 @@ Pattern Pattern::from_ids(MPI_Comm comm, std::span<const std::int64_t> owned, st
 
 const PatternStats& Pattern::stats() const { return impl_->stats; }
 
-void Pattern::gather(const void* owned_values, void* needed_values, MPI_Datatype type) {
-  Impl& m = *impl_;
-  const Scalar t = scalar_of(type, "gather");
+namespace {
+
+// Scatter's last step: each owned value combined with what came back for it, in send_index's order.
+void reduce_back(unsigned char* o, const unsigned char* in, const std::vector<I64>& idx, Scalar t, Op op) {
+  if (op == Op::replace) return move_elements<false>(o, in, idx, static_cast<std::size_t>(t.size));   // in order: the last wins
+  switch (t.kind) {
+    case Kind::f32: return reduce_into<float>(o, in, idx, op);
+    case Kind::f64: return reduce_into<double>(o, in, idx, op);
+    case Kind::s8: return reduce_into<std::int8_t>(o, in, idx, op);
+    case Kind::s16: return reduce_into<std::int16_t>(o, in, idx, op);
+    case Kind::s32: return reduce_into<std::int32_t>(o, in, idx, op);
+    case Kind::s64: return reduce_into<std::int64_t>(o, in, idx, op);
+    case Kind::u8: return reduce_into<std::uint8_t>(o, in, idx, op);
+    case Kind::u16: return reduce_into<std::uint16_t>(o, in, idx, op);
+    case Kind::u32: return reduce_into<std::uint32_t>(o, in, idx, op);
+    case Kind::u64: return reduce_into<std::uint64_t>(o, in, idx, op);
+    case Kind::bytes:
+    case Kind::other: break;
+  }
+}
+
+// Gather's first half: the owned values packed in the send layout, the self block copied, the
+// exchange started (begin) or run (plain).
+Executor& gather_start(Pattern::Impl& m, const void* owned_values, MPI_Datatype type, Scalar t, bool split) {
   Executor& ex = m.executor(false, t.size);
   m.size_buffers(t.size);
   move_elements<true>(m.send_buf.data(), static_cast<const unsigned char*>(owned_values), m.send_index, static_cast<std::size_t>(t.size));
   m.copy_self(m.recv_buf.data(), m.recv_displ, m.send_buf.data(), m.send_displ, t.size);
-  ex.execute(m.send_buf.data(), m.exec_send_count.data(), m.send_displ.data(), type, m.recv_buf.data(), m.exec_recv_count.data(),
+  if (split)
+    ex.start(m.send_buf.data(), m.exec_send_count.data(), m.send_displ.data(), type, m.recv_buf.data(), m.exec_recv_count.data(),
              m.recv_displ.data(), type);
+  else
+    ex.execute(m.send_buf.data(), m.exec_send_count.data(), m.send_displ.data(), type, m.recv_buf.data(), m.exec_recv_count.data(),
+               m.recv_displ.data(), type);
+  return ex;
+}
+
+Op scatter_op(Scalar t, MPI_Op mpi_op) {
+  const Op op = op_of(mpi_op);
+  if (op != Op::replace && (t.kind == Kind::other || t.kind == Kind::bytes))
+    throw Error(Error::Kind::usage, 0, "scatter: MPI_SUM, MPI_MAX and MPI_MIN need an integer or floating datatype (MPI_REPLACE takes any)");
+  return op;
+}
+
+// Scatter's first half, the reverse of gather's: needed values packed in the receive layout, sent
+// back to the send layout.
+Executor& scatter_start(Pattern::Impl& m, const void* needed_values, MPI_Datatype type, Scalar t, bool split) {
+  Executor& ex = m.executor(true, t.size);
+  m.size_buffers(t.size);
+  move_elements<true>(m.recv_buf.data(), static_cast<const unsigned char*>(needed_values), m.recv_slot, static_cast<std::size_t>(t.size));
+  m.copy_self(m.send_buf.data(), m.send_displ, m.recv_buf.data(), m.recv_displ, t.size);
+  if (split)
+    ex.start(m.recv_buf.data(), m.exec_recv_count.data(), m.recv_displ.data(), type, m.send_buf.data(), m.exec_send_count.data(),
+             m.send_displ.data(), type);
+  else
+    ex.execute(m.recv_buf.data(), m.exec_recv_count.data(), m.recv_displ.data(), type, m.send_buf.data(), m.exec_send_count.data(),
+               m.send_displ.data(), type);
+  return ex;
+}
+
+}  // namespace
+
+void Pattern::gather(const void* owned_values, void* needed_values, MPI_Datatype type) {
+  Impl& m = *impl_;
+  m.refuse_if_pending("gather");
+  const Scalar t = scalar_of(type, "gather");
+  gather_start(m, owned_values, type, t, false);
   move_elements<false>(static_cast<unsigned char*>(needed_values), m.recv_buf.data(), m.recv_slot, static_cast<std::size_t>(t.size));
 }
 
 void Pattern::scatter(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op mpi_op) {
   Impl& m = *impl_;
+  m.refuse_if_pending("scatter");
   const Scalar t = scalar_of(type, "scatter");
-  const Op op = op_of(mpi_op);
-  if (op != Op::replace && (t.kind == Kind::other || t.kind == Kind::bytes))
-    throw Error(Error::Kind::usage, 0, "scatter: MPI_SUM, MPI_MAX and MPI_MIN need an integer or floating datatype (MPI_REPLACE takes any)");
-  Executor& ex = m.executor(true, t.size);
-  m.size_buffers(t.size);
-  // The reverse of gather: needed values packed in the receive layout, sent back to the send layout.
-  move_elements<true>(m.recv_buf.data(), static_cast<const unsigned char*>(needed_values), m.recv_slot, static_cast<std::size_t>(t.size));
-  m.copy_self(m.send_buf.data(), m.send_displ, m.recv_buf.data(), m.recv_displ, t.size);
-  ex.execute(m.recv_buf.data(), m.exec_recv_count.data(), m.recv_displ.data(), type, m.send_buf.data(), m.exec_send_count.data(),
-             m.send_displ.data(), type);
-  auto* o = static_cast<unsigned char*>(owned_values);
-  const unsigned char* in = m.send_buf.data();
-  if (op == Op::replace) return move_elements<false>(o, in, m.send_index, static_cast<std::size_t>(t.size));   // in order: the last wins
-  switch (t.kind) {
-    case Kind::f32: return reduce_into<float>(o, in, m.send_index, op);
-    case Kind::f64: return reduce_into<double>(o, in, m.send_index, op);
-    case Kind::s8: return reduce_into<std::int8_t>(o, in, m.send_index, op);
-    case Kind::s16: return reduce_into<std::int16_t>(o, in, m.send_index, op);
-    case Kind::s32: return reduce_into<std::int32_t>(o, in, m.send_index, op);
-    case Kind::s64: return reduce_into<std::int64_t>(o, in, m.send_index, op);
-    case Kind::u8: return reduce_into<std::uint8_t>(o, in, m.send_index, op);
-    case Kind::u16: return reduce_into<std::uint16_t>(o, in, m.send_index, op);
-    case Kind::u32: return reduce_into<std::uint32_t>(o, in, m.send_index, op);
-    case Kind::u64: return reduce_into<std::uint64_t>(o, in, m.send_index, op);
-    case Kind::bytes:
-    case Kind::other: break;
-  }
+  const Op op = scatter_op(t, mpi_op);
+  scatter_start(m, needed_values, type, t, false);
+  reduce_back(static_cast<unsigned char*>(owned_values), m.send_buf.data(), m.send_index, t, op);
+}
+
+void Pattern::gather_begin(const void* owned_values, void* needed_values, MPI_Datatype type) {
+  Impl& m = *impl_;
+  m.refuse_if_pending("gather_begin");
+  const Scalar t = scalar_of(type, "gather_begin");
+  Executor& ex = gather_start(m, owned_values, type, t, true);
+  m.pending = {Impl::Pending::What::gather, &ex, needed_values, t, Op::replace};
+}
+
+void Pattern::gather_end() {
+  Impl& m = *impl_;
+  m.expect_pending(Impl::Pending::What::gather, "gather_end");
+  const Impl::Pending pd = std::exchange(m.pending, Impl::Pending{});
+  pd.ex->finish();
+  move_elements<false>(static_cast<unsigned char*>(pd.out), m.recv_buf.data(), m.recv_slot, static_cast<std::size_t>(pd.type.size));
+}
+
+void Pattern::scatter_begin(const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op mpi_op) {
+  Impl& m = *impl_;
+  m.refuse_if_pending("scatter_begin");
+  const Scalar t = scalar_of(type, "scatter_begin");
+  const Op op = scatter_op(t, mpi_op);
+  Executor& ex = scatter_start(m, needed_values, type, t, true);
+  m.pending = {Impl::Pending::What::scatter, &ex, owned_values, t, op};
+}
+
+void Pattern::scatter_end() {
+  Impl& m = *impl_;
+  m.expect_pending(Impl::Pending::What::scatter, "scatter_end");
+  const Impl::Pending pd = std::exchange(m.pending, Impl::Pending{});
+  pd.ex->finish();
+  reduce_back(static_cast<unsigned char*>(pd.out), m.send_buf.data(), m.send_index, pd.type, pd.op);
 }
 
 }  // namespace commfit::runtime
@@ -338,6 +434,26 @@ int commfit_pattern_scatter(commfit_pattern* p, const void* needed_values, void*
   return guarded([&] { p->pattern.scatter(needed_values, owned_values, type, op); });
 }
 
+int commfit_pattern_gather_begin(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Datatype type) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_gather_begin: the pattern is NULL");
+  return guarded([&] { p->pattern.gather_begin(owned_values, needed_values, type); });
+}
+
+int commfit_pattern_gather_end(commfit_pattern* p) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_gather_end: the pattern is NULL");
+  return guarded([&] { p->pattern.gather_end(); });
+}
+
+int commfit_pattern_scatter_begin(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Datatype type, MPI_Op op) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_scatter_begin: the pattern is NULL");
+  return guarded([&] { p->pattern.scatter_begin(needed_values, owned_values, type, op); });
+}
+
+int commfit_pattern_scatter_end(commfit_pattern* p) {
+  if (!p) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_pattern_scatter_end: the pattern is NULL");
+  return guarded([&] { p->pattern.scatter_end(); });
+}
+
 void commfit_pattern_free(commfit_pattern** p) {
   if (!p) return;
   delete *p;
@@ -357,5 +473,17 @@ int commfit_pattern_gather_f(commfit_pattern* p, const void* owned_values, void*
 int commfit_pattern_scatter_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type, MPI_Fint op) {
   return commfit_pattern_scatter(p, needed_values, owned_values, MPI_Type_f2c(type), MPI_Op_f2c(op));
 }
+
+int commfit_pattern_gather_begin_f(commfit_pattern* p, const void* owned_values, void* needed_values, MPI_Fint type) {
+  return commfit_pattern_gather_begin(p, owned_values, needed_values, MPI_Type_f2c(type));
+}
+
+int commfit_pattern_gather_end_f(commfit_pattern* p) { return commfit_pattern_gather_end(p); }
+
+int commfit_pattern_scatter_begin_f(commfit_pattern* p, const void* needed_values, void* owned_values, MPI_Fint type, MPI_Fint op) {
+  return commfit_pattern_scatter_begin(p, needed_values, owned_values, MPI_Type_f2c(type), MPI_Op_f2c(op));
+}
+
+int commfit_pattern_scatter_end_f(commfit_pattern* p) { return commfit_pattern_scatter_end(p); }
 
 }  // extern "C"

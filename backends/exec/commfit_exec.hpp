@@ -139,6 +139,33 @@ class Executor {
   void execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
                void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
 
+  // A split call: execute in two halves, so the caller computes while the first phase's messages
+  // travel (PetscSFBcastBegin/End). start takes execute's arguments (each overload) and checks
+  // them as execute does; then it packs and copies the first phase this rank has steps in, posts
+  // its receives and sends nonblocking (a pairwise exchange as MPI_Irecv and MPI_Isend; persistent
+  // requests under Options::persistent) and returns. finish waits for them, unpacks, and replays the
+  // remaining phases blocking, as execute does. Between them the send buffer, the receive buffer
+  // and the count and displacement arrays must be left alone (not written, the receive buffer not
+  // read) and alive. What overlaps is the first phase only: a one-phase plan (direct) overlaps its
+  // whole exchange, a multi-phase plan its first phase's messages. Under the handshake protocol,
+  // a request window (max_outstanding, a throttled plan) or barrier mode, start posts nothing and
+  // finish runs every phase: start overlaps nothing there. Where execute agrees on the counts
+  // (CountCheck::every_call, and first_call's first call) start agrees with one blocking
+  // MPI_Allreduce before it posts, so a count error is raised by start on every rank and leaves
+  // nothing in flight; under CountCheck::none with other counts than the plan's (a whole, direct
+  // plan) start runs the whole sized replay and finish only ends it. Both are collective. One call
+  // in flight per Executor: execute, execute_sized or start while one is pending, and finish
+  // without start, throw Error (usage) on the calling rank, without a collective. Destroying an
+  // Executor with a split call pending cancels its receives.
+  void start(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+             const int* recvcounts, const int* rdispls);
+  void start(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+             const int* recvcounts, const int* rdispls, std::size_t elem_size);
+  void start(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+             void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
+  void finish();
+  bool pending() const;   // start was called and finish not yet
+
   // Whole and direct: every message of this rank's schedule is one piece, sent from the send
   // buffer straight into the receive buffer (no forwarding, staging or splitting). Both ends of
   // each message then know its size from their own counts, so such a plan replays any counts

@@ -118,6 +118,16 @@ struct Executor::Impl {
   // Set while execute runs: a second thread calling execute on the same Executor is refused
   // (its collectives would interleave with the first call's and hang every rank).
   std::atomic<bool> busy{false};
+  // A split call (Executor::start, then finish): the call, and what start left in flight. Only
+  // one per Executor; `next` is the first entry of phase_ops that finish replays.
+  struct Split {
+    bool pending = false;
+    bool done = false;         // start ran the whole call (a sized call): finish only ends it
+    bool persistent = false;   // phase_ops[0]'s persistent requests were started
+    int posted = 0;            // else requests[0, posted) were posted
+    std::size_t next = 0;
+    Call call;
+  } split;
   char ready_byte = 0;
   int check_mine = 0, check_first = 0;          // the count check's MPI_Iallreduce
   MPI_Request check_request = MPI_REQUEST_NULL;
@@ -138,7 +148,17 @@ struct Executor::Impl {
 
   // One execute; usage_error (a problem with the call found by the caller) fails it collectively.
   void run(const Call& c, const std::string* usage_error);
-  void replay(const Call& c);
+  // The phases of phase_ops from `from` on (the first `from` ran already: a split call's finish;
+  // never under barrier mode, where a split call replays every phase in finish).
+  void replay(const Call& c, std::size_t from = 0);
+  // A split call: start checks the counts (blocking agreement where execute would agree), packs,
+  // copies and posts phase_ops[0] when the protocol allows (post-all or persistent, no window, no
+  // barrier); finish waits, unpacks and replays the rest. abandon_split cancels what start left
+  // posted (an Executor destroyed between them).
+  void start(const Call& c, const std::string* usage_error);
+  void post_first(const Call& c);
+  void finish();
+  void abandon_split();
   // A sized call of a whole, direct plan: the extra messages posted, the phases, the self copy.
   void replay_sized(const Call& c);
   // A rank whose call is wrong (usage_error, or counts other than the plan's) where no collective

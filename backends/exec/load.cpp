@@ -203,6 +203,7 @@ Executor::Impl::~Impl() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  abandon_split();
   free_persistent();
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
@@ -382,7 +383,8 @@ void Executor::Impl::compile(const RankSchedule& rs) {
     }
     po.window_end = static_cast<std::uint32_t>(window.size());
     const std::size_t n = (po.recv_end - po.recv_begin) + (po.send_end - po.send_begin);
-    busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n);
+    // A split call (Executor::start) posts a pair as a receive and a send.
+    busiest = std::max(busiest, options.protocol == Protocol::handshake ? 2 * n : n + 2 * std::size_t{po.pair_end - po.pair_begin});
     widest = std::max<std::size_t>(widest, po.window_end - po.window_begin);
   }
   // A window holds at most the ops of its busiest phase: one larger than that never fills (the

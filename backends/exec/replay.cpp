@@ -53,6 +53,15 @@ struct OneCall {
   ~OneCall() { busy.store(false, std::memory_order_release); }
 };
 
+// execute, execute_sized and start while a split call is pending: refused on the calling rank (the
+// call's messages are still in flight on the executor's communicator, and its buffers in use).
+void refuse_if_pending(const Executor::Impl& x, const char* what) {
+  if (x.split.pending)
+    throw Error(Error::Kind::usage, x.rank,
+                "rank " + std::to_string(x.rank) + ": " + what + " was called while a split call is pending (start was "
+                "called and finish not yet); an Executor has one call in flight at a time: call finish first");
+}
+
 }  // namespace
 
 void Executor::Impl::abort_alone(const Call& c, const std::string* usage_error, const char* mode) {
@@ -253,7 +262,7 @@ void Executor::Impl::run_phase_persistent(std::size_t k, const PhaseOps& ph, con
   if (n > 0) MPI_Waitall(static_cast<int>(n), persistent.data() + first, MPI_STATUSES_IGNORE);
 }
 
-void Executor::Impl::replay(const Call& c) {
+void Executor::Impl::replay(const Call& c, std::size_t from) {
   // Persistent requests for the post-all protocol without a window, except for a failed call's
   // replay into scratch buffers (which would only unbind them).
   const bool use_persistent = options.persistent && cap == 0 && !c.dry_sdispls && !c.sized_send;
@@ -268,7 +277,7 @@ void Executor::Impl::replay(const Call& c) {
     run_unpacks(ph, c);
   };
   if (!options.barrier) {
-    for (std::size_t k = 0; k < phase_ops.size(); ++k) run_phase(k);
+    for (std::size_t k = from; k < phase_ops.size(); ++k) run_phase(k);
     return;
   }
   // Synchronous phases: every phase of the plan ends in a barrier, those without steps here too.
@@ -299,6 +308,7 @@ void Executor::Impl::replay_sized(const Call& c) {
 
 void Executor::Impl::run(const Call& c, const std::string* usage_error) {
   const OneCall one(*this, "execute");
+  refuse_if_pending(*this, "execute");
   if (options.count_check == CountCheck::none) {
     // No agreement: the plan's own counts replay as they are; other counts replay sized where
     // the plan is whole and direct; else this rank cannot tell the others, and aborts.
@@ -350,28 +360,148 @@ void Executor::Impl::run(const Call& c, const std::string* usage_error) {
   ++stats.executes;
 }
 
-void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
-                       const int* recvcounts, const int* rdispls) {
-  execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, 1);
+// A split call. start does what execute does before its first phase's wait; finish the rest.
+// Where execute agrees on the counts (every_call, and first_call's first call) start agrees with a
+// blocking MPI_Allreduce before it touches a buffer, so a failed check raises on every rank and
+// leaves nothing in flight (execute instead overlaps the agreement with the phases).
+void Executor::Impl::start(const Call& c, const std::string* usage_error) {
+  const OneCall one(*this, "start");
+  refuse_if_pending(*this, "start");
+  if (options.count_check == CountCheck::none) {
+    if (usage_error == nullptr && counts_match(c, nullptr)) {
+      post_first(c);
+    } else if (usage_error == nullptr && whole) {
+      // Other counts of a whole, direct plan: the sized replay, run here whole (it overlaps nothing).
+      for (int j = 0; j < size; ++j) {
+        sized_send[j] = std::int64_t{c.scounts[j]} * c.scount_scale;
+        sized_recv[j] = std::int64_t{c.rcounts[j]} * c.rcount_scale;
+        sized_sdispls[j] = std::int64_t{c.sdispls[j]} * c.sdispl_scale;
+        sized_rdispls[j] = std::int64_t{c.rdispls[j]} * c.rdispl_scale;
+      }
+      Call sized = c;
+      sized.sized_send = sized_send.data(), sized.sized_recv = sized_recv.data();
+      sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
+      replay_sized(sized);
+      split = Split{};
+      split.pending = split.done = true;
+    } else {
+      abort_alone(c, usage_error, "count_check = none and the plan is not whole and direct");
+    }
+    return;
+  }
+  if (options.count_check == CountCheck::first_call && counts_agreed) {
+    if (usage_error != nullptr || !counts_match(c, nullptr)) abort_alone(c, usage_error, "count_check = first_call");
+    post_first(c);
+    return;
+  }
+  std::string msg;   // written only on a failure
+  const bool ok = usage_error == nullptr && counts_match(c, &msg);
+  const int first = first_failing_rank(comm, !ok);
+  if (first >= 0)
+    raise_agreed(comm, first, usage_error ? Error::Kind::usage : Error::Kind::counts, usage_error ? *usage_error : msg);
+  counts_agreed = true;
+  post_first(c);
 }
 
-void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
-                       const int* recvcounts, const int* rdispls, std::size_t elem_size) {
+void Executor::Impl::post_first(const Call& c) {
+  split = Split{};
+  split.call = c;
+  split.pending = true;
+  // Only the post-all protocol without a window posts a whole phase at once; the handshake, the
+  // window and barrier mode leave every phase to finish.
+  const bool use_persistent = options.persistent && cap == 0;
+  const bool overlap = !options.barrier && !phase_ops.empty() &&
+                       (use_persistent || (cap == 0 && options.protocol == Protocol::post_all));
+  if (!overlap) return;
+  const PhaseOps& ph = phase_ops[0];
+  run_packs(ph, c);
+  if (use_persistent) {
+    bind_persistent(c);
+    const std::uint32_t first = persistent_begin[0], n = persistent_begin[1] - first;
+    if (n > 0) MPI_Startall(static_cast<int>(n), persistent.data() + first);
+    split.persistent = true;
+  } else {
+    // As run_phase_post_all, with a pairwise exchange posted as a receive and a send (load sized
+    // `requests` for it).
+    int n = 0;
+    for (std::uint32_t i = ph.recv_begin; i < ph.recv_end; ++i) irecv(recvs[i], c, stage.data(), comm, &requests[n++]);
+    for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) irecv(pair_recvs[i], c, stage.data(), comm, &requests[n++]);
+    for (std::uint32_t i = ph.send_begin; i < ph.send_end; ++i) isend(sends[i], c, stage.data(), comm, &requests[n++]);
+    for (std::uint32_t i = ph.pair_begin; i < ph.pair_end; ++i) isend(pair_sends[i], c, stage.data(), comm, &requests[n++]);
+    split.posted = n;
+  }
+  run_copies(ph, c);
+  split.next = 1;
+}
+
+void Executor::Impl::finish() {
+  const OneCall one(*this, "finish");
+  if (!split.pending)
+    throw Error(Error::Kind::usage, rank,
+                "rank " + std::to_string(rank) + ": finish was called without a pending split call (call start first)");
+  const Split s = split;
+  split = Split{};
+  if (!s.done) {
+    if (s.next == 1) {   // the first phase's wait and unpacks, as replay would have run them
+      if (s.persistent) {
+        const std::uint32_t first = persistent_begin[0], n = persistent_begin[1] - first;
+        if (n > 0) MPI_Waitall(static_cast<int>(n), persistent.data() + first, MPI_STATUSES_IGNORE);
+      } else if (s.posted > 0) {
+        MPI_Waitall(s.posted, requests.data(), MPI_STATUSES_IGNORE);
+      }
+      run_unpacks(phase_ops[0], s.call);
+    }
+    replay(s.call, s.next);
+  }
+  ++stats.executes;
+}
+
+void Executor::Impl::abandon_split() {
+  if (!split.pending || split.next == 0) return;
+  // Receives are cancelled; sends are left to complete on their own.
+  const auto drop = [](MPI_Request& r, bool is_recv) {
+    if (r == MPI_REQUEST_NULL) return;
+    if (is_recv) {
+      MPI_Cancel(&r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&r);
+    }
+  };
+  const PhaseOps& ph = phase_ops[0];
+  if (split.persistent) {
+    const std::uint32_t first = persistent_begin[0];
+    const std::uint32_t nr = (ph.recv_end - ph.recv_begin) + (ph.pair_end - ph.pair_begin);
+    for (std::uint32_t i = first; i < first + nr; ++i) {
+      MPI_Cancel(&persistent[i]);
+      MPI_Wait(&persistent[i], MPI_STATUS_IGNORE);
+    }
+  } else {
+    const int nr = static_cast<int>((ph.recv_end - ph.recv_begin) + (ph.pair_end - ph.pair_begin));
+    for (int i = 0; i < split.posted; ++i) drop(requests[i], i < nr);
+  }
+  split = Split{};
+}
+
+namespace {
+
+// The Call of execute's and start's signatures, with this rank's problem with it in `usage` (empty
+// when there is none).
+Call bytes_call(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf, const int* recvcounts,
+                const int* rdispls, std::size_t elem_size, std::string& usage) {
   Call c{static_cast<const char*>(sendbuf), static_cast<char*>(recvbuf), sendcounts, sdispls,
          recvcounts, rdispls};
   c.scount_scale = c.sdispl_scale = c.rcount_scale = c.rdispl_scale = static_cast<std::int64_t>(elem_size);
-  std::string usage;
   if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) usage = "MPI_IN_PLACE is not supported";
   else if (!sendcounts || !sdispls || !recvcounts || !rdispls) usage = "a count or displacement array is null";
   else if (elem_size == 0 || elem_size > INT_MAX) usage = "element size " + std::to_string(elem_size) + " out of range";
-  impl_->run(c, usage.empty() ? nullptr : &usage);
+  return c;
 }
 
-void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
-                       void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+Call typed_call(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, std::string& usage) {
   Call c{static_cast<const char*>(sendbuf), static_cast<char*>(recvbuf), sendcounts, sdispls,
          recvcounts, rdispls};
-  std::string usage;
   int ssize = 0, rsize = 0;
   if (sendtype == MPI_DATATYPE_NULL || recvtype == MPI_DATATYPE_NULL) usage = "a datatype is MPI_DATATYPE_NULL";
   else if (!contiguous(sendtype, &ssize) || !contiguous(recvtype, &rsize))
@@ -380,8 +510,52 @@ void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sd
   else if (!sendcounts || !sdispls || !recvcounts || !rdispls) usage = "a count or displacement array is null";
   c.scount_scale = c.sdispl_scale = ssize;
   c.rcount_scale = c.rdispl_scale = rsize;
+  return c;
+}
+
+}  // namespace
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                       const int* recvcounts, const int* rdispls) {
+  execute(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, 1);
+}
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                       const int* recvcounts, const int* rdispls, std::size_t elem_size) {
+  std::string usage;
+  const Call c = bytes_call(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, elem_size, usage);
   impl_->run(c, usage.empty() ? nullptr : &usage);
 }
+
+void Executor::execute(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                       void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  std::string usage;
+  const Call c = typed_call(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, usage);
+  impl_->run(c, usage.empty() ? nullptr : &usage);
+}
+
+void Executor::start(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                     const int* recvcounts, const int* rdispls) {
+  start(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, 1);
+}
+
+void Executor::start(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+                     const int* recvcounts, const int* rdispls, std::size_t elem_size) {
+  std::string usage;
+  const Call c = bytes_call(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, elem_size, usage);
+  impl_->start(c, usage.empty() ? nullptr : &usage);
+}
+
+void Executor::start(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                     void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  std::string usage;
+  const Call c = typed_call(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, usage);
+  impl_->start(c, usage.empty() ? nullptr : &usage);
+}
+
+void Executor::finish() { impl_->finish(); }
+
+bool Executor::pending() const { return impl_->split.pending; }
 
 bool Executor::whole_direct() const { return impl_->whole; }
 
@@ -392,6 +566,7 @@ void Executor::execute_sized(const void* sendbuf, const std::int64_t* send_bytes
     throw Error(Error::Kind::usage, x.rank,
                 "rank " + std::to_string(x.rank) + ": execute_sized needs a whole, direct plan (" + x.origin + " is not)");
   const OneCall one(x, "execute_sized");
+  refuse_if_pending(x, "execute_sized");
   Call c;
   c.sbuf = static_cast<const char*>(sendbuf);
   c.rbuf = static_cast<char*>(recvbuf);

@@ -14,6 +14,22 @@ using namespace commfit::mpitest;
 
 namespace {
 
+// What a caller does between start and finish: arithmetic, and an exchange of its own on another
+// communicator (a duplicate of `comm`).
+void work_between(MPI_Comm comm) {
+  static MPI_Comm other = MPI_COMM_NULL;
+  if (other == MPI_COMM_NULL) MPI_Comm_dup(comm, &other);
+  double acc = 0;
+  for (int i = 1; i < 20000; ++i) acc += 1.0 / i;
+  double sum = 0;
+  MPI_Allreduce(&acc, &sum, 1, MPI_DOUBLE, MPI_SUM, other);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(other, &rank);
+  MPI_Comm_size(other, &size);
+  int token = rank, got = -1;
+  MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % size, 7, &got, 1, MPI_INT, (rank + size - 1) % size, 7, other, MPI_STATUS_IGNORE);
+}
+
 void replay(Checker& chk, const Plan& plan, const Pattern& pat, const Config& cfg, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -39,7 +55,21 @@ void replay(Checker& chk, const Plan& plan, const Pattern& pat, const Config& cf
     chk.check(diff.empty(), what + " iteration " + std::to_string(iter) + " (other buffers): " + diff);
     ++iter;
   }
-  chk.check(ex.stats().executes == 5, what + ": stats().executes");
+  // Split calls: start, work meanwhile (arithmetic and a plain MPI exchange on another
+  // communicator), finish; byte-identical to MPI_Alltoallv, through both signatures.
+  for (int typed = 0; typed < 2; ++typed, ++iter) {
+    fill_send(b, rank, iter);
+    reference(b, comm);
+    if (typed) ex.start(b.send.data(), b.sc.data(), b.sd.data(), MPI_BYTE, b.recv.data(), b.rc.data(), b.rd.data(), MPI_BYTE);
+    else ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    chk.check(ex.pending(), what + ": pending() after start");
+    work_between(comm);
+    ex.finish();
+    chk.check(!ex.pending(), what + ": pending() after finish");
+    const std::string diff = compare(b, rank, iter);
+    chk.check(diff.empty(), what + " iteration " + std::to_string(iter) + " (start/finish): " + diff);
+  }
+  chk.check(ex.stats().executes == 7, what + ": stats().executes");
 }
 
 // Counts in elements: elem_size and MPI_Datatype variants.
@@ -133,6 +163,82 @@ void pairing(Checker& chk, MPI_Comm comm, Rank p) {
       replay(chk, pl, pat, cfg, comm);
     }
   }
+}
+
+// Split calls under CountCheck::none (the plan's counts; a whole, direct plan's other counts run
+// sized in start), and the misuses: execute, execute_sized or start while a call is pending, finish
+// without start (Error usage on every rank that makes them), a count error raised by start on
+// every rank with nothing left in flight.
+void split_calls(Checker& chk, MPI_Comm comm, Rank p) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const CommMatrix m = random_matrix(p, 0.7, 3000, 43, true);
+  exec::Options none;
+  none.count_check = exec::CountCheck::none;
+  for (const Plan& plan : {round_robin_plan(m), two_hop_plan(m)}) {
+    exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], comm, none, "split");
+    Buffers b = make_buffers(m, rank);
+    fill_send(b, rank, 11);
+    reference(b, comm);
+    ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    work_between(comm);
+    ex.finish();
+    const std::string diff = compare(b, rank, 11);
+    chk.check(diff.empty(), plan.manifest.strategy + " / count_check none (start/finish): " + diff);
+  }
+  {   // other counts than the plan's: a whole, direct plan replays them sized
+    std::vector<Message> msgs;
+    for (Rank i = 0; i < p; ++i)
+      for (Rank j = 0; j < p; ++j)
+        if (i != j) msgs.push_back({i, j, Bytes(50 + i + j)});
+    exec::Executor ex = exec::Executor::from_schedule(round_robin_plan(make_matrix(p, msgs)).ranks[rank], comm, none, "split sized");
+    Buffers b = make_buffers(m, rank);
+    fill_send(b, rank, 12);
+    reference(b, comm);
+    ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+    work_between(comm);
+    ex.finish();
+    const std::string diff = compare(b, rank, 12);
+    chk.check(diff.empty(), "count_check none, other counts (start/finish): " + diff);
+  }
+  exec::Executor ex = exec::Executor::from_schedule(two_hop_plan(m).ranks[rank], comm, {}, "split misuse");
+  Buffers b = make_buffers(m, rank);
+  auto usage = [&](const std::string& name, const std::string& expect, const std::function<void()>& f) {
+    std::string what = "no error";
+    bool is_usage = false;
+    try {
+      f();
+    } catch (const exec::Error& e) {
+      what = e.what();
+      is_usage = e.kind() == exec::Error::Kind::usage;
+    }
+    chk.check(is_usage && what.find(expect) != std::string::npos, name + " raised '" + what + "'");
+  };
+  usage("finish without start", "finish was called without a pending split call", [&] { ex.finish(); });
+  fill_send(b, rank, 13);
+  reference(b, comm);
+  ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+  const std::string pending = "while a split call is pending";
+  usage("start while pending", pending, [&] { ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data()); });
+  usage("execute while pending", pending, [&] { ex.execute(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data()); });
+  ex.finish();
+  chk.check(compare(b, rank, 13).empty(), "the pending call survives the refused ones");
+  usage("finish twice", "without a pending split call", [&] { ex.finish(); });
+  // A count error in start: raised on every rank, nothing pending, the next call works.
+  std::vector<int> rc = b.rc;
+  if (rank == p - 1) rc[0] += 1;
+  std::string what = "no error";
+  try {
+    ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), rc.data(), b.rd.data());
+  } catch (const exec::Error& e) {
+    what = e.what();
+  }
+  chk.check(what.find("recvcounts[0] is") != std::string::npos && !ex.pending(), "a failed start raised '" + what + "'");
+  fill_send(b, rank, 14);
+  reference(b, comm);
+  ex.start(b.send.data(), b.sc.data(), b.sd.data(), b.recv.data(), b.rc.data(), b.rd.data());
+  ex.finish();
+  chk.check(compare(b, rank, 14).empty(), "start/finish after a failed start");
 }
 
 // The AC baseline (with and without a cap) and the MPI_Alltoallv wrapper the benchmarks use.
@@ -233,6 +339,7 @@ int main(int argc, char** argv) {
   typed(chk, MPI_COMM_WORLD, size);
   if (!large) pairing(chk, MPI_COMM_WORLD, size);
   failed_call_recovers(chk, MPI_COMM_WORLD, size);
+  if (!large) split_calls(chk, MPI_COMM_WORLD, size);
   if (!large) load_faults(chk, MPI_COMM_WORLD, size);
   const int status = chk.finish(large ? "test_exec_replay --large" : "test_exec_replay");
   MPI_Finalize();

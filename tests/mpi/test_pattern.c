@@ -7,7 +7,9 @@
  * reverse step (reverse=) on the same inputs: gather and scatter (MPI_SUM, MPI_REPLACE) identical
  * to the reference. Then the errors (an id nobody owns, an id owned twice, a negative id) under the
  * directory and a ring, a bad lookup= or reverse= value, a derived datatype, an unsupported op: the
- * same code and message on every rank, the id named, no pattern made.
+ * same code and message on every rank, the id named, no pattern made. Split phase (gather_begin/end,
+ * scatter_begin/end) under several plans, with work and another exchange between begin and end,
+ * equal to the plain calls value for value, and its misuses.
  * Usage: mpirun -np N test_pattern */
 #include "runtime/commfit_pattern.h"
 #include "check_c.h"
@@ -186,6 +188,96 @@ static void check_method(const char* options, const int64_t* owned, int64_t n_ow
   free(od); free(nd); free(rd);
 }
 
+/* What a caller does between begin and end: arithmetic, and an exchange of its own on another
+ * communicator. */
+static MPI_Comm other = MPI_COMM_NULL;
+static double work_between(void) {
+  double acc = 0, sum = 0;
+  int k, token = rank, got = -1;
+  for (k = 1; k < 20000; ++k) acc += 1.0 / k;
+  MPI_Allreduce(&acc, &sum, 1, MPI_DOUBLE, MPI_SUM, other);
+  MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % size, 7, &got, 1, MPI_INT, (rank + size - 1) % size, 7, other, MPI_STATUS_IGNORE);
+  return sum + got;
+}
+
+/* Split phase under one plan (options): gather_begin/end and scatter_begin/end with work between,
+ * every value equal to the plain call's (gather of MPI_DOUBLE and MPI_INT64_T, scatter under all
+ * four ops on doubles and MPI_SUM on int64), twice each; then the misuses, on every rank. */
+static void check_split(const char* options, const int64_t* owned, int64_t n_owned, const int64_t* needed, int64_t n_needed) {
+  commfit_pattern* p = NULL;
+  double *od = malloc(8 * (size_t)(n_owned + 1)), *nd = malloc(8 * (size_t)(n_needed + 1)), *pd = malloc(8 * (size_t)(n_needed + 1));
+  double *rd = malloc(8 * (size_t)(n_owned + 1));
+  int64_t *oi = malloc(8 * (size_t)(n_owned + 1)), *ni = malloc(8 * (size_t)(n_needed + 1)), *pi = malloc(8 * (size_t)(n_needed + 1));
+  int64_t *ri = malloc(8 * (size_t)(n_owned + 1));
+  int64_t i, j;
+  int bad = 0, op, iter, rc;
+  char what[300];
+  rc = commfit_pattern_from_ids(MPI_COMM_WORLD, n_owned, owned, n_needed, needed, options, &p);
+  snprintf(what, sizeof what, "split %s: from_ids: %s", options ? options : "(defaults)", commfit_exec_last_error());
+  CHECK(rc == COMMFIT_EXEC_SUCCESS && p != NULL, what);
+  if (!p) return;
+  for (iter = 0; iter < 2; ++iter) {
+    for (i = 0; i < n_owned; ++i) od[i] = dvalue(owned[i]) + iter, oi[i] = ivalue(owned[i]) + iter;
+    for (j = 0; j < n_needed; ++j) nd[j] = pd[j] = -1, ni[j] = pi[j] = -1;
+    rc = commfit_pattern_gather(p, od, pd, MPI_DOUBLE);
+    rc |= commfit_pattern_gather(p, oi, pi, MPI_INT64_T);
+    rc |= commfit_pattern_gather_begin(p, od, nd, MPI_DOUBLE);
+    work_between();
+    rc |= commfit_pattern_gather_end(p);
+    rc |= commfit_pattern_gather_begin(p, oi, ni, MPI_INT64_T);
+    work_between();
+    rc |= commfit_pattern_gather_end(p);
+    CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+    for (j = 0; j < n_needed; ++j) bad += nd[j] != pd[j] || ni[j] != pi[j] || nd[j] != dvalue(needed[j]) + iter;
+    snprintf(what, sizeof what, "split %s: gather_begin/end differs from gather", options ? options : "(defaults)");
+    CHECK(bad == 0, what);
+    for (op = 0; op < 4; ++op) {
+      MPI_Op mpi_op = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : op == 2 ? MPI_MIN : MPI_REPLACE;
+      for (j = 0; j < n_needed; ++j) nd[j] = (double)((rank * 7919 + j * 31 + iter) % 1009) * 0.25 - 100, ni[j] = (rank * 7919 + j * 31) % 1009 - 500;
+      for (i = 0; i < n_owned; ++i) od[i] = rd[i] = dvalue(owned[i]) - 1000, oi[i] = ri[i] = ivalue(owned[i]) % 1000;
+      rc = commfit_pattern_scatter(p, nd, rd, MPI_DOUBLE, mpi_op);
+      rc |= commfit_pattern_scatter_begin(p, nd, od, MPI_DOUBLE, mpi_op);
+      work_between();
+      rc |= commfit_pattern_scatter_end(p);
+      if (op == 0) {
+        rc |= commfit_pattern_scatter(p, ni, ri, MPI_INT64_T, MPI_SUM);
+        rc |= commfit_pattern_scatter_begin(p, ni, oi, MPI_INT64_T, MPI_SUM);
+        work_between();
+        rc |= commfit_pattern_scatter_end(p);
+      }
+      CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+      for (bad = 0, i = 0; i < n_owned; ++i) bad += od[i] != rd[i] || oi[i] != ri[i];
+      snprintf(what, sizeof what, "split %s: scatter_begin/end (op %d) differs from scatter", options ? options : "(defaults)", op);
+      CHECK(bad == 0, what);
+    }
+  }
+  /* The misuses: an end without its begin, a begin or a plain call while one is pending. */
+  rc = commfit_pattern_gather_end(p);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "gather_end was called without gather_begin"), "gather_end without begin");
+  rc = commfit_pattern_scatter_end(p);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "scatter_end was called without scatter_begin"), "scatter_end without begin");
+  for (i = 0; i < n_owned; ++i) od[i] = dvalue(owned[i]);
+  rc = commfit_pattern_gather_begin(p, od, nd, MPI_DOUBLE);
+  CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+  rc = commfit_pattern_gather_begin(p, od, nd, MPI_DOUBLE);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "gather_begin: a split gather is pending"), "gather_begin while pending");
+  rc = commfit_pattern_gather(p, od, pd, MPI_DOUBLE);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "gather: a split gather is pending"), "gather while pending");
+  rc = commfit_pattern_scatter(p, nd, od, MPI_DOUBLE, MPI_SUM);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "scatter: a split gather is pending"), "scatter while pending");
+  rc = commfit_pattern_scatter_begin(p, nd, od, MPI_DOUBLE, MPI_SUM);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "scatter_begin: a split gather is pending"), "scatter_begin while pending");
+  rc = commfit_pattern_scatter_end(p);
+  CHECK(rc == COMMFIT_EXEC_ERR_USAGE && strstr(commfit_exec_last_error(), "while a split gather is pending"), "scatter_end while a gather is pending");
+  rc = commfit_pattern_gather_end(p);
+  CHECK(rc == COMMFIT_EXEC_SUCCESS, commfit_exec_last_error());
+  for (bad = 0, j = 0; j < n_needed; ++j) bad += nd[j] != dvalue(needed[j]);
+  CHECK(bad == 0, "the pending gather survives the refused calls");
+  commfit_pattern_free(&p);
+  if (rank == 0) printf("  split phase %s: ok\n", options ? options : "(defaults)");
+  free(od); free(nd); free(pd); free(rd); free(oi); free(ni); free(pi); free(ri);
+}
+
 int main(int argc, char** argv) {
   int64_t n_owned, n_needed, i, j;
   int64_t *owned, *needed;
@@ -276,6 +368,16 @@ int main(int argc, char** argv) {
     size_t k;
     for (k = 0; k < sizeof methods / sizeof *methods; ++k) check_method(methods[k], owned, n_owned, needed, n_needed);
   }
+
+  /* Split phase: one-phase and multi-phase plans, and a request window (which overlaps nothing). */
+  MPI_Comm_dup(MPI_COMM_WORLD, &other);
+  {
+    static const char* plans[] = {NULL, "strategy=direct", "strategy=bounded concurrency=2", "strategy=async",
+                                  "strategy=throttled max-outstanding=8"};
+    size_t k;
+    for (k = 0; k < sizeof plans / sizeof *plans; ++k) check_split(plans[k], owned, n_owned, needed, n_needed);
+  }
+  MPI_Comm_free(&other);
 
   /* Errors on every rank, under the directory and under a ring. An id nobody owns, needed by rank 0. */
   for (op = 0; op < 2; ++op) {

@@ -4,7 +4,8 @@
 ! checked value by value; scatter of MPI_INTEGER8 with MPI_SUM and of MPI_DOUBLE_PRECISION with
 ! MPI_MAX against the sums and maxima of the case; a derived datatype, MPI_PROD, an id owned twice
 ! and a negative id refused on every rank with COMMFIT_EXEC_ERR_USAGE and a message naming the
-! problem; free twice.
+! problem; gather_begin/end and scatter_begin/end equal to the plain calls, with work between, and
+! their misuses; free twice.
 program test_pattern_f
   use mpi
   use commfit_pattern
@@ -17,7 +18,7 @@ program test_pattern_f
   real(c_float), allocatable, target :: xs(:), ys(:)
   integer(c_int), allocatable, target :: xi(:), yi(:)
   integer(c_int64_t), allocatable, target :: z(:), w(:)
-  integer :: vector_type
+  integer :: vector_type, other
   type(c_ptr) :: p
 
   call MPI_Init(ierr)
@@ -81,6 +82,42 @@ program test_pattern_f
     end if
   end do
 
+  ! Split phase, with work and an exchange on another communicator between begin and end: the same
+  ! values as the plain calls.
+  call MPI_Comm_dup(MPI_COMM_WORLD, other, ierr)
+  y = -1
+  status = commfit_pattern_gather_begin_f(p, c_loc(x), c_loc(y), MPI_DOUBLE_PRECISION)
+  call check(status == COMMFIT_EXEC_SUCCESS, "gather_begin: status")
+  call work_between()
+  status = commfit_pattern_gather_end_f(p)
+  call check(status == COMMFIT_EXEC_SUCCESS .and. all(abs(y - 0.5d0 * real(needed, c_double)) <= 0), &
+             "gather_begin/end MPI_DOUBLE_PRECISION")
+  z = 10
+  status = commfit_pattern_scatter_begin_f(p, c_loc(w), c_loc(z), MPI_INTEGER8, MPI_SUM)
+  call check(status == COMMFIT_EXEC_SUCCESS, "scatter_begin: status")
+  call work_between()
+  status = commfit_pattern_scatter_end_f(p)
+  call check(status == COMMFIT_EXEC_SUCCESS, "scatter_end: status")
+  do k = 1, per
+    if (owned(k) == rank) then
+      call check(z(k) == 13, "scatter_begin/end MPI_INTEGER8 MPI_SUM: the rank's own id")
+    else
+      call check(z(k) == 11, "scatter_begin/end MPI_INTEGER8 MPI_SUM")
+    end if
+  end do
+  ! The misuses, on every rank.
+  status = commfit_pattern_gather_end_f(p)
+  call check(refused(status, "gather_end was called without gather_begin"), "gather_end without begin refused")
+  status = commfit_pattern_scatter_begin_f(p, c_loc(w), c_loc(z), MPI_INTEGER8, MPI_SUM)
+  status = commfit_pattern_scatter_f(p, c_loc(w), c_loc(z), MPI_INTEGER8, MPI_SUM)
+  call check(refused(status, "a split scatter is pending"), "scatter while a scatter is pending refused")
+  status = commfit_pattern_gather_begin_f(p, c_loc(x), c_loc(y), MPI_DOUBLE_PRECISION)
+  call check(refused(status, "a split scatter is pending"), "gather_begin while a scatter is pending refused")
+  status = commfit_pattern_scatter_end_f(p)
+  call check(status == COMMFIT_EXEC_SUCCESS .and. all(z == 12 .or. (z == 16 .and. owned == rank)), &
+             "the pending scatter survives the refused calls")
+  call MPI_Comm_free(other, ierr)
+
   ! Refused on every rank, before any communication.
   call MPI_Type_contiguous(2, MPI_DOUBLE_PRECISION, vector_type, ierr)
   call MPI_Type_commit(vector_type, ierr)
@@ -111,6 +148,20 @@ program test_pattern_f
   if (total /= 0) stop 1
 
 contains
+
+  ! What a caller does between begin and end: arithmetic, and an exchange of its own.
+  subroutine work_between()
+    real(c_double) :: acc, sum
+    integer :: i, token, got
+    acc = 0
+    do i = 1, 20000
+      acc = acc + 1.0d0 / i
+    end do
+    call MPI_Allreduce(acc, sum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, other, ierr)
+    token = rank
+    call MPI_Sendrecv(token, 1, MPI_INTEGER, mod(rank + 1, np), 7, got, 1, MPI_INTEGER, mod(rank - 1 + np, np), 7, &
+                      other, MPI_STATUS_IGNORE, ierr)
+  end subroutine
 
   ! The call returned COMMFIT_EXEC_ERR_USAGE and its message says `text`.
   logical function refused(code, text)

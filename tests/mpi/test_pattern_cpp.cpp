@@ -1,8 +1,10 @@
 // commfit::runtime::Pattern (commfit_pattern.hpp) on a small case: rank r owns the ids i with
 // i mod p == r, in descending order, and needs every id of the next rank plus its own first one
-// twice; gather, scatter with MPI_SUM, stats, and an id owned twice raised as Error on every rank.
+// twice; gather, scatter with MPI_SUM, their split forms, stats, and an id owned twice raised as
+// Error on every rank.
 #include "runtime/commfit_pattern.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -35,6 +37,24 @@ int main(int argc, char** argv) {
       const std::int64_t expect = 10 + 1 + (owned[i] == rank ? 2 : 0);
       check(z[i] == expect, "scatter MPI_SUM");
     }
+    // Split phase: the same values, work between; scatter_end without its begin is Error (usage).
+    std::fill(y.begin(), y.end(), -1.0);
+    p.gather_begin(x.data(), y.data(), MPI_DOUBLE);
+    double acc = 0;
+    for (int k = 1; k < 20000; ++k) acc += 1.0 / k;
+    p.gather_end();
+    for (std::size_t j = 0; j < needed.size(); ++j) check(y[j] == 0.5 * double(needed[j]) && acc > 0, "gather_begin/end");
+    std::fill(z.begin(), z.end(), 10);
+    p.scatter_begin(w.data(), z.data(), MPI_INT64_T, MPI_SUM);
+    p.scatter_end();
+    for (std::size_t i = 0; i < owned.size(); ++i) check(z[i] == 10 + 1 + (owned[i] == rank ? 2 : 0), "scatter_begin/end");
+    bool refused = false;
+    try {
+      p.scatter_end();
+    } catch (const commfit::exec::Error& e) {
+      refused = e.kind() == commfit::exec::Error::Kind::usage && std::strstr(e.what(), "without scatter_begin") != nullptr;
+    }
+    check(refused, "scatter_end without begin: Error (usage)");
   }
   owned.push_back(size == 1 ? 0 : (rank + 1) % size);   // owned by the next rank too
   bool raised = false;
