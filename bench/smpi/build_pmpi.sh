@@ -11,8 +11,9 @@
 #   smpicxx prog.o -Wl,--whole-archive OUT_DIR/libcommfit_pmpi_smpi.a -Wl,--no-whole-archive \
 #       CORE_BUILD_DIR/libcommfit_planner.a CORE_BUILD_DIR/libcommfit_ir.a -o prog
 #
-# It also builds bench/smpi/smpi_halo.c twice, OUT_DIR/smpi_halo (plain SMPI) and
-# OUT_DIR/smpi_halo_pmpi (linked as above): the unmodified halo program of bench/smpi/pmpi_halo.sh.
+# It also builds two unmodified programs twice each, plain SMPI and linked as above (OUT_DIR/NAME
+# and OUT_DIR/NAME_pmpi): bench/smpi/smpi_halo.c, the halo program of bench/smpi/pmpi_halo.sh, and
+# bench/smpi/smpi_alltoallv_loop.c, the counts-file program of bench/smpi/pmpi_rows.sh.
 # Exit status 3 (and a message) when smpicxx is absent. Recompiles only what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,8 +47,10 @@ for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runti
 done
 rm -f "$out/libcommfit_pmpi_smpi.a"
 ar rcs "$out/libcommfit_pmpi_smpi.a" "${objs[@]}"
-smpicc -O2 -c "$here/smpi_halo.c" -o "$out/obj-pmpi/smpi_halo.o"
-smpicxx "$out/obj-pmpi/smpi_halo.o" -o "$out/smpi_halo"
-smpicxx "$out/obj-pmpi/smpi_halo.o" -Wl,--whole-archive "$out/libcommfit_pmpi_smpi.a" -Wl,--no-whole-archive \
-  "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/smpi_halo_pmpi"
+for prog in smpi_halo smpi_alltoallv_loop; do
+  smpicc -O2 -c "$here/$prog.c" -o "$out/obj-pmpi/$prog.o"
+  smpicxx "$out/obj-pmpi/$prog.o" -o "$out/$prog"
+  smpicxx "$out/obj-pmpi/$prog.o" -Wl,--whole-archive "$out/libcommfit_pmpi_smpi.a" -Wl,--no-whole-archive \
+    "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/${prog}_pmpi"
+done
 echo "$out/libcommfit_pmpi_smpi.a"
