@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -29,7 +30,7 @@ struct MethodEntry {
   int dims;   // the rings: grid dimensions; 0 for the directories
 };
 constexpr MethodEntry kMethods[] = {
-    {"directory", LookupMethod::directory, 0},        // Fig. 1, ids hashed to directory ranks (auto)
+    {"directory", LookupMethod::directory, 0},        // Fig. 1, ids hashed to directory ranks
     {"directory-block", LookupMethod::directory_block, 0},   // Fig. 1, blocks of consecutive ids (as in §2.2)
     {"ring", LookupMethod::ring, 1},                  // §2.1: p - 1 steps around one ring
     {"ring2d", LookupMethod::ring2d, 2},              // §2.1: rows, then columns of a 2-D grid
@@ -403,7 +404,19 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
 
 }  // namespace
 
-const char* lookup_name(LookupMethod method) { return entry(method).name; }
+const char* lookup_name(LookupMethod method) { return method == LookupMethod::automatic ? "auto" : entry(method).name; }
+
+// What the measurements support (docs/PERFORMANCE.md "Finding owners from global ids", METIS
+// parts of two meshes on fat trees of 4 to 256 ranks): the hashed directory up to 16 ranks, ring4d
+// at 64 and 256 ranks when its grid has no dimension of extent 1 (otherwise it is a lesser ring);
+// beyond 256 ranks, not measured, the directory, whose work per rank does not grow with p where
+// every ring's does.
+LookupMethod auto_lookup(int p) {
+  if (p < 64 || p > 256) return LookupMethod::directory;
+  int dims[4] = {0, 0, 0, 0};
+  MPI_Dims_create(p, 4, dims);
+  return *std::min_element(std::begin(dims), std::end(dims)) > 1 ? LookupMethod::ring4d : LookupMethod::directory;
+}
 
 LookupOptions take_lookup_options(std::string& spec) {
   LookupOptions o;
@@ -424,7 +437,7 @@ LookupOptions take_lookup_options(std::string& spec) {
       if (!found) throw UsageError(key + "=" + value + ": expected " + what + " (" + list + ")");
     };
     if (key == "lookup") {
-      pick(kMethods, LookupMethod::directory, o.method, "an owner lookup method");
+      pick(kMethods, LookupMethod::automatic, o.method, "an owner lookup method");
     } else if (key == "reverse") {
       pick(kReverse, ReverseMethod::reduce_scatter, o.reverse, "a reverse-step method");
     } else {
@@ -449,14 +462,15 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
     MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MAX, comm);
     if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
       if (local.empty())
-        local = std::string("the owner lookup options differ between ranks (here lookup=") + entry(options.method).name + " reverse=" +
+        local = std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
                 reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
       agree(comm, Error::Kind::usage, local);
     }
   }
-  const MethodEntry& m = entry(options.method);
+  const LookupMethod method = options.method == LookupMethod::automatic ? auto_lookup(p) : options.method;
+  const MethodEntry& m = entry(method);
   if (m.dims > 0) return ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
-  if (options.method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
+  if (method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
   // Blocks of consecutive ids, as the paper's experiments assign them: the largest id (one
   // MPI_Allreduce) split into p blocks of ceil((max + 1) / p) ids.
   I64 top = -1;

@@ -26,14 +26,15 @@
 
 namespace commfit::runtime {
 
-enum class LookupMethod { directory, directory_block, ring, ring2d, ring3d, ring4d };
+enum class LookupMethod { automatic, directory, directory_block, ring, ring2d, ring3d, ring4d };
 enum class ReverseMethod { nbx, allreduce, reduce_scatter };
 
 // The pattern's own option words (docs/PATTERN.md "Choosing the lookup"): lookup=METHOD|auto and
 // reverse=METHOD|auto (the sparse exchange of the rings' reverse step and of the directory's
-// registrations and queries); auto is the hashed directory and reduce-scatter.
+// registrations and queries). lookup=auto is chosen by find_owners from p (auto_lookup);
+// reverse=auto is reduce-scatter.
 struct LookupOptions {
-  LookupMethod method = LookupMethod::directory;
+  LookupMethod method = LookupMethod::automatic;
   ReverseMethod reverse = ReverseMethod::reduce_scatter;
 };
 
@@ -42,8 +43,11 @@ struct LookupOptions {
 // accepted values for a bad value.
 LookupOptions take_lookup_options(std::string& spec);
 
-// The method's name as the option spells it ("ring2d").
+// The method's name as the option spells it ("ring2d"; "auto" for automatic).
 const char* lookup_name(LookupMethod method);
+
+// The method lookup=auto runs on p ranks (docs/PATTERN.md "How the owners are found").
+LookupMethod auto_lookup(int p);
 
 struct Served {
   std::int64_t needer, position, index;   // owned[index] is needer's needed[position]
