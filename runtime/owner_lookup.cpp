@@ -1,5 +1,6 @@
 // Owner lookup (runtime/owner_lookup.hpp): the distributed directory of Pinar and Hendrickson's
-// Fig. 1, their ring and k-dimensional torus algorithms (§2.1), and the reverse step the rings need.
+// Fig. 1, their ring and k-dimensional torus algorithms (§2.1), and the sparse exchange (the
+// reverse step) that the rings' answers and the directory's registrations and queries travel by.
 #include "runtime/owner_lookup.hpp"
 
 #include "backends/exec/exec_support.h"
@@ -8,7 +9,7 @@
 
 #include <algorithm>
 #include <climits>
-#include <numeric>
+#include <iterator>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -29,7 +30,7 @@ struct MethodEntry {
   int dims;   // the rings: grid dimensions; 0 for the directories
 };
 constexpr MethodEntry kMethods[] = {
-    {"directory", LookupMethod::directory, 0},        // Fig. 1, ids hashed to directory ranks (auto)
+    {"directory", LookupMethod::directory, 0},        // Fig. 1, ids hashed to directory ranks
     {"directory-block", LookupMethod::directory_block, 0},   // Fig. 1, blocks of consecutive ids (as in §2.2)
     {"ring", LookupMethod::ring, 1},                  // §2.1: p - 1 steps around one ring
     {"ring2d", LookupMethod::ring2d, 2},              // §2.1: rows, then columns of a 2-D grid
@@ -41,13 +42,15 @@ struct ReverseEntry {
   ReverseMethod method;
 };
 constexpr ReverseEntry kReverse[] = {
-    {"nbx", ReverseMethod::nbx},                      // MPI_Issend, MPI_Iprobe, MPI_Ibarrier (auto)
+    {"nbx", ReverseMethod::nbx},                      // MPI_Issend, MPI_Iprobe, MPI_Ibarrier
     {"allreduce", ReverseMethod::allreduce},          // MPI_Allreduce of a p-vector of message counts
-    {"reduce-scatter", ReverseMethod::reduce_scatter},   // MPI_Reduce_scatter_block of the same
+    {"reduce-scatter", ReverseMethod::reduce_scatter},   // MPI_Reduce_scatter_block of the same (auto)
 };
 
-// Tags on the lookup's communicator: the rings' lists, the reverse step's messages.
-constexpr int kTagCount = 41, kTagList = 42, kTagReverse = 43;
+// Tags on the lookup's communicator: the rings' lists, the reverse step's messages, the directory's
+// registrations and queries (a sparse exchange too) and its answers. Each exchange has its own, so
+// that a rank done with one cannot have its next messages taken for the last one's.
+constexpr int kTagCount = 41, kTagList = 42, kTagReverse = 43, kTagRegister = 44, kTagAnswer = 45;
 
 const char* reverse_name(ReverseMethod m) {
   for (const ReverseEntry& e : kReverse)
@@ -59,28 +62,6 @@ const MethodEntry& entry(LookupMethod m) {
   for (const MethodEntry& e : kMethods)
     if (e.method == m) return e;
   return kMethods[0];
-}
-
-// One MPI_Alltoallv of int64 words: `out` holds the words for each rank in rank order, `out_words`
-// how many. Returns the words received, `in_words` how many from each rank. The totals were checked
-// to fit MPI's int counts before (fits_int).
-std::vector<I64> alltoallv(MPI_Comm comm, const std::vector<I64>& out, const std::vector<int>& out_words, const std::vector<int>& in_words) {
-  const std::size_t p = out_words.size();
-  std::vector<int> sd(p), rd(p);
-  std::exclusive_scan(out_words.begin(), out_words.end(), sd.begin(), 0);
-  std::exclusive_scan(in_words.begin(), in_words.end(), rd.begin(), 0);
-  std::vector<I64> in(static_cast<std::size_t>(std::accumulate(in_words.begin(), in_words.end(), I64{0})));
-  MPI_Alltoallv(out.data(), out_words.data(), sd.data(), MPI_INT64_T, in.data(), in_words.data(), rd.data(), MPI_INT64_T, comm);
-  return in;
-}
-
-// "" when the words to send and to receive fit MPI_Alltoallv's int displacements, else the problem.
-std::string fits_int(const std::vector<I64>& out_words, const std::vector<I64>& in_words, const char* step) {
-  const I64 out = std::accumulate(out_words.begin(), out_words.end(), I64{0});
-  const I64 in = std::accumulate(in_words.begin(), in_words.end(), I64{0});
-  if (out <= INT_MAX && in <= INT_MAX) return {};
-  return std::string("the directory's ") + step + " would move " + std::to_string(std::max(out, in)) +
-         " words on one rank, more than MPI_Alltoallv's 2^31 - 1";
 }
 
 std::string owned_twice(I64 id, I64 rank, I64 a, I64 b) {
@@ -99,145 +80,26 @@ void sort_served(std::vector<Served>& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The distributed directory (Fig. 1). `home(id)` is the id's directory rank, the same on every rank.
-template <class Home>
-OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, Home home, std::string local) {
-  int p = 0, me = 0;
-  MPI_Comm_size(comm, &p);
-  MPI_Comm_rank(comm, &me);
-  const std::size_t P = static_cast<std::size_t>(p);
-  OwnerLookup r;
-
-  // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank:
-  //    one MPI_Alltoall of the counts, one MPI_Alltoallv of the words.
-  std::vector<int> reg(P), qry(P);
-  for (I64 id : owned) ++reg[static_cast<std::size_t>(home(id))];
-  for (I64 id : needed) ++qry[static_cast<std::size_t>(home(id))];
-  std::vector<int> counts_out(2 * P), counts_in(2 * P);
-  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = reg[d], counts_out[2 * d + 1] = qry[d];
-  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, comm);
-  std::vector<I64> out_words(P), in_words(P);
-  for (std::size_t d = 0; d < P; ++d)
-    out_words[d] = 2 * (I64{reg[d]} + qry[d]), in_words[d] = 2 * (I64{counts_in[2 * d]} + counts_in[2 * d + 1]);
-  if (local.empty()) local = fits_int(out_words, in_words, "registrations and queries");
-  agree(comm, Error::Kind::usage, local);
-
-  std::vector<int> out_w(out_words.begin(), out_words.end()), in_w(in_words.begin(), in_words.end());
-  std::vector<I64> out(static_cast<std::size_t>(std::accumulate(out_words.begin(), out_words.end(), I64{0})));
-  {
-    std::vector<I64> at(P), q_at(P);
-    I64 o = 0;
-    for (std::size_t d = 0; d < P; ++d) at[d] = o, q_at[d] = o + 2 * I64{reg[d]}, o += out_words[d];
-    for (std::size_t i = 0; i < owned.size(); ++i) {
-      const auto d = static_cast<std::size_t>(home(owned[i]));
-      out[static_cast<std::size_t>(at[d]++)] = owned[i], out[static_cast<std::size_t>(at[d]++)] = static_cast<I64>(i);
-    }
-    for (std::size_t j = 0; j < needed.size(); ++j) {
-      const auto d = static_cast<std::size_t>(home(needed[j]));
-      out[static_cast<std::size_t>(q_at[d]++)] = needed[j], out[static_cast<std::size_t>(q_at[d]++)] = static_cast<I64>(j);
-    }
-  }
-  const std::vector<I64> in = alltoallv(comm, out, out_w, in_w);
-  out = {};
-
-  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
-  //    query answered to its needer (owner, index) and told to the owner (needer, position, index).
-  struct Entry {
-    I64 id;
-    int owner;
-    I64 index;
-  };
-  std::vector<Entry> dir;
-  {
-    std::size_t k = 0;
-    for (int s = 0; s < p; ++s) {
-      for (int n = 0; n < counts_in[2 * s]; ++n, k += 2) dir.push_back({in[k], s, in[k + 1]});
-      k += 2 * static_cast<std::size_t>(counts_in[2 * s + 1]);
-    }
-  }
-  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
-  r.directory_ids = static_cast<I64>(dir.size());
-  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
-    if (dir[i].id == dir[i - 1].id) {
-      const Entry &a = dir[i - 1], &b = dir[i];
-      local = "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
-    }
-  std::vector<std::vector<I64>> answers(P), notices(P);   // to each needer / owner
-  {
-    std::size_t k = 0;
-    for (int s = 0; s < p; ++s) {
-      k += 2 * static_cast<std::size_t>(counts_in[2 * s]);
-      for (int n = 0; n < counts_in[2 * s + 1]; ++n, k += 2) {
-        const I64 id = in[k], j = in[k + 1];
-        const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
-        if (e == dir.end() || e->id != id) {
-          if (local.empty()) local = "directory: " + owned_by_none(id, s, j);
-          continue;
-        }
-        answers[static_cast<std::size_t>(s)].insert(answers[static_cast<std::size_t>(s)].end(), {I64{e->owner}, e->index});
-        notices[static_cast<std::size_t>(e->owner)].insert(notices[static_cast<std::size_t>(e->owner)].end(), {s, j, e->index});
-      }
-    }
-  }
-  agree(comm, Error::Kind::usage, local);
-
-  // 3. The directory's answers and notices reach needers and owners: again one MPI_Alltoall of
-  //    counts and one MPI_Alltoallv.
-  for (std::size_t d = 0; d < P; ++d) counts_out[2 * d] = static_cast<int>(answers[d].size() / 2), counts_out[2 * d + 1] = static_cast<int>(notices[d].size() / 3);
-  MPI_Alltoall(counts_out.data(), 2, MPI_INT, counts_in.data(), 2, MPI_INT, comm);
-  for (std::size_t d = 0; d < P; ++d)
-    out_words[d] = 2 * I64{counts_out[2 * d]} + 3 * I64{counts_out[2 * d + 1]}, in_words[d] = 2 * I64{counts_in[2 * d]} + 3 * I64{counts_in[2 * d + 1]};
-  agree(comm, Error::Kind::usage, fits_int(out_words, in_words, "answers"));
-  for (std::size_t d = 0; d < P; ++d) {
-    out.insert(out.end(), answers[d].begin(), answers[d].end());
-    out.insert(out.end(), notices[d].begin(), notices[d].end());
-    answers[d] = {}, notices[d] = {};
-  }
-  out_w.assign(out_words.begin(), out_words.end()), in_w.assign(in_words.begin(), in_words.end());
-  const std::vector<I64> back = alltoallv(comm, out, out_w, in_w);
-  out = {};
-
-  // 4. Needer: the answers come from each directory rank in the order this rank queried it
-  //    (needed[] order). Owner: the notices after the answers.
-  std::vector<std::size_t> from(P);
-  {
-    std::size_t k = 0;
-    for (std::size_t d = 0; d < P; ++d) from[d] = k, k += static_cast<std::size_t>(in_words[d]);
-  }
-  r.owner.resize(needed.size()), r.owner_index.resize(needed.size());
-  for (std::size_t j = 0; j < needed.size(); ++j) {
-    std::size_t& k = from[static_cast<std::size_t>(home(needed[j]))];
-    r.owner[j] = static_cast<int>(back[k]), r.owner_index[j] = back[k + 1], k += 2;
-  }
-  for (std::size_t d = 0; d < P; ++d)
-    for (int n = 0; n < counts_in[2 * d + 1]; ++n, from[d] += 3) r.served.push_back({back[from[d]], back[from[d] + 1], back[from[d] + 2]});
-  sort_served(r.served);
-  return r;
-}
-
-int hashed_home(I64 id, int p) { return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(p)); }
-
-// ---------------------------------------------------------------------------------------------
 // The reverse step: each rank sends out[q] to every other rank q with words for it; no rank knows
 // who sends to it. Returns the messages received, by source.
 using Messages = std::vector<std::pair<int, std::vector<I64>>>;
 
-std::vector<I64> receive_any(MPI_Comm comm, int& source, bool probe_only, bool& got) {
+std::vector<I64> receive_any(MPI_Comm comm, int tag, int& source, bool probe_only, bool& got) {
   MPI_Status st;
   int flag = 1;
-  if (probe_only) MPI_Iprobe(MPI_ANY_SOURCE, kTagReverse, comm, &flag, &st);
-  else MPI_Probe(MPI_ANY_SOURCE, kTagReverse, comm, &st);
+  if (probe_only) MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &flag, &st);
+  else MPI_Probe(MPI_ANY_SOURCE, tag, comm, &st);
   got = flag != 0;
   if (!got) return {};
   int n = 0;
   MPI_Get_count(&st, MPI_INT64_T, &n);
   source = st.MPI_SOURCE;
   std::vector<I64> v(static_cast<std::size_t>(n));
-  MPI_Recv(v.data(), n, MPI_INT64_T, source, kTagReverse, comm, MPI_STATUS_IGNORE);
+  MPI_Recv(v.data(), n, MPI_INT64_T, source, tag, comm, MPI_STATUS_IGNORE);
   return v;
 }
 
-Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std::vector<I64>>& out) {
+Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std::vector<I64>>& out, int tag) {
   int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
   MPI_Comm_rank(comm, &me);
@@ -250,8 +112,8 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
       if (!targets[static_cast<std::size_t>(q)]) continue;
       const auto& v = out[static_cast<std::size_t>(q)];
       sends.emplace_back();
-      if (synchronous) MPI_Issend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, kTagReverse, comm, &sends.back());
-      else MPI_Isend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, kTagReverse, comm, &sends.back());
+      if (synchronous) MPI_Issend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, tag, comm, &sends.back());
+      else MPI_Isend(v.data(), static_cast<int>(v.size()), MPI_INT64_T, q, tag, comm, &sends.back());
     }
   };
   if (how == ReverseMethod::nbx) {
@@ -263,7 +125,7 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
     for (;;) {
       int source = -1;
       bool any = false;
-      std::vector<I64> v = receive_any(comm, source, true, any);
+      std::vector<I64> v = receive_any(comm, tag, source, true, any);
       if (any) got.emplace_back(source, std::move(v));
       int done = 0;
       if (!in_barrier) {
@@ -288,7 +150,7 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
     for (int n = 0; n < expect; ++n) {
       int source = -1;
       bool any = false;
-      std::vector<I64> v = receive_any(comm, source, false, any);
+      std::vector<I64> v = receive_any(comm, tag, source, false, any);
       got.emplace_back(source, std::move(v));
     }
     MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
@@ -296,6 +158,145 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
   std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return got;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The distributed directory (Fig. 1). `home(id)` is the id's directory rank, the same on every rank.
+// Each rank talks only to the directory ranks that hold its ids, and each directory rank answers
+// only the ranks that registered or queried there: the first round is a sparse exchange (the
+// receiver does not know who will register or query; solved by `how`), the second its mirror
+// image, whose senders and receivers both know each other from the first.
+template <class Home>
+OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, Home home, ReverseMethod how, std::string local) {
+  int p = 0, me = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
+  const std::size_t P = static_cast<std::size_t>(p);
+  OwnerLookup r;
+
+  // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank:
+  //    one message per directory rank with ids of this rank, [registrations, then the
+  //    registrations' (id, index), then the queries' (id, position)]; none to the others.
+  std::vector<I64> reg(P), qry(P);
+  for (I64 id : owned) ++reg[static_cast<std::size_t>(home(id))];
+  for (I64 id : needed) ++qry[static_cast<std::size_t>(home(id))];
+  std::vector<std::vector<I64>> out(P);
+  for (std::size_t d = 0; d < P; ++d) {
+    if (reg[d] + qry[d] == 0) continue;
+    const I64 words = 1 + 2 * (reg[d] + qry[d]);
+    if (words > INT_MAX && local.empty())
+      local = "the directory's registrations and queries would send " + std::to_string(words) + " words in one message, more than MPI's 2^31 - 1";
+    out[d].reserve(static_cast<std::size_t>(words));
+    out[d].push_back(reg[d]);
+  }
+  agree(comm, Error::Kind::usage, local);   // this rank's own problems, before any id moves
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    std::vector<I64>& v = out[static_cast<std::size_t>(home(owned[i]))];
+    v.insert(v.end(), {owned[i], static_cast<I64>(i)});
+  }
+  for (std::size_t j = 0; j < needed.size(); ++j) {
+    std::vector<I64>& v = out[static_cast<std::size_t>(home(needed[j]))];
+    v.insert(v.end(), {needed[j], static_cast<I64>(j)});
+  }
+  Messages in = sparse_exchange(comm, how, out, kTagRegister);
+  in.emplace(std::lower_bound(in.begin(), in.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
+  std::vector<int> asked;   // the directory ranks this rank wrote to: they answer
+  for (int d = 0; d < p; ++d)
+    if (d != me && !out[static_cast<std::size_t>(d)].empty()) asked.push_back(d);
+  out = {};
+
+  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
+  //    query answered to its needer (owner, index) and told to the owner (needer, position, index).
+  struct Entry {
+    I64 id;
+    int owner;
+    I64 index;
+  };
+  std::vector<Entry> dir;
+  for (const auto& [s, words] : in) {
+    if (words.empty()) continue;
+    for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) dir.push_back({words[static_cast<std::size_t>(k)], s, words[static_cast<std::size_t>(k + 1)]});
+  }
+  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
+  r.directory_ids = static_cast<I64>(dir.size());
+  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
+    if (dir[i].id == dir[i - 1].id) {
+      const Entry &a = dir[i - 1], &b = dir[i];
+      local = "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
+    }
+  // The reply to each rank that wrote here: [answers, then its answers' (owner, index) in the
+  // order of its queries, then (needer, position, index) for each of its ids needed]. Every rank
+  // that wrote gets one, empty or not: it waits for it.
+  std::vector<std::pair<int, std::vector<I64>>> replies;   // by rank
+  for (const auto& [s, words] : in) replies.emplace_back(s, std::vector<I64>{0});
+  std::vector<std::vector<I64>> notices(in.size());   // by the owner's place in `in`
+  for (std::size_t m = 0; m < in.size(); ++m) {
+    const auto& [s, words] = in[m];
+    if (words.empty()) continue;
+    std::vector<I64>& answers = replies[m].second;
+    for (std::size_t k = 1 + 2 * static_cast<std::size_t>(words[0]); k + 1 < words.size(); k += 2) {
+      const I64 id = words[k], j = words[k + 1];
+      const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
+      if (e == dir.end() || e->id != id) {
+        if (local.empty()) local = "directory: " + owned_by_none(id, s, j);
+        continue;
+      }
+      answers.insert(answers.end(), {I64{e->owner}, e->index});
+      ++answers[0];
+      std::vector<I64>& to_owner = notices[static_cast<std::size_t>(std::lower_bound(in.begin(), in.end(), e->owner, [](const auto& x, int v) { return x.first < v; }) - in.begin())];
+      to_owner.insert(to_owner.end(), {s, j, e->index});
+    }
+  }
+  in = {}, dir = {};
+  for (std::size_t m = 0; m < replies.size(); ++m) {
+    replies[m].second.insert(replies[m].second.end(), notices[m].begin(), notices[m].end());
+    notices[m] = {};
+    if (replies[m].second.size() > INT_MAX && local.empty())
+      local = "the directory's answers would send " + std::to_string(replies[m].second.size()) + " words in one message, more than MPI's 2^31 - 1";
+  }
+  agree(comm, Error::Kind::usage, local);
+
+  // 3. The replies: this directory rank sends one to each rank that wrote to it; this rank
+  //    receives one from each directory rank it wrote to (and its own, locally).
+  std::vector<MPI_Request> sends;
+  sends.reserve(replies.size());
+  for (const auto& [s, words] : replies) {
+    if (s == me) continue;
+    sends.emplace_back();
+    MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T, s, kTagAnswer, comm, &sends.back());
+  }
+  Messages back;
+  back.reserve(asked.size() + 1);
+  for (std::size_t n = 0; n < asked.size(); ++n) {
+    int source = -1;
+    bool any = false;
+    std::vector<I64> v = receive_any(comm, kTagAnswer, source, false, any);
+    back.emplace_back(source, std::move(v));
+  }
+  MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+  for (auto& [s, words] : replies)
+    if (s == me) back.emplace_back(me, std::move(words));
+  replies = {};
+  std::sort(back.begin(), back.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  // 4. Needer: the answers come from each directory rank in the order this rank queried it
+  //    (needed[] order). Owner: the notices after the answers.
+  std::vector<std::size_t> from(P, 0);   // per directory rank: the next answer's word in its reply
+  std::vector<const std::vector<I64>*> reply_of(P, nullptr);
+  for (const auto& [d, words] : back) reply_of[static_cast<std::size_t>(d)] = &words, from[static_cast<std::size_t>(d)] = 1;
+  r.owner.resize(needed.size()), r.owner_index.resize(needed.size());
+  for (std::size_t j = 0; j < needed.size(); ++j) {
+    const auto d = static_cast<std::size_t>(home(needed[j]));
+    const std::vector<I64>& v = *reply_of[d];
+    r.owner[j] = static_cast<int>(v[from[d]]), r.owner_index[j] = v[from[d] + 1], from[d] += 2;
+  }
+  for (const auto& [d, words] : back)
+    for (std::size_t k = 1 + 2 * static_cast<std::size_t>(words[0]); k + 3 <= words.size(); k += 3)
+      r.served.push_back({words[k], words[k + 1], words[k + 2]});
+  sort_served(r.served);
+  return r;
+}
+
+int hashed_home(I64 id, int p) { return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(p)); }
 
 // ---------------------------------------------------------------------------------------------
 // The ring (dims = 1) and the k-dimensional torus algorithms (§2.1). The ranks sit on a grid of
@@ -381,7 +382,7 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
     if (v.size() > INT_MAX && local.empty()) local = prefix + "the reverse step would send " + std::to_string(v.size()) + " words in one message, more than MPI's 2^31 - 1";
   agree(comm, Error::Kind::usage, local);
   const double reverse_start = MPI_Wtime();
-  Messages got = sparse_exchange(comm, reverse, out);
+  Messages got = sparse_exchange(comm, reverse, out, kTagReverse);
   r.reverse_seconds = MPI_Wtime() - reverse_start;
   got.emplace(std::lower_bound(got.begin(), got.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
   out = {};
@@ -403,7 +404,19 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
 
 }  // namespace
 
-const char* lookup_name(LookupMethod method) { return entry(method).name; }
+const char* lookup_name(LookupMethod method) { return method == LookupMethod::automatic ? "auto" : entry(method).name; }
+
+// What the measurements support (docs/PERFORMANCE.md "Finding owners from global ids", METIS
+// parts of two meshes on fat trees of 4 to 256 ranks): the hashed directory up to 16 ranks, ring4d
+// at 64 and 256 ranks when its grid has no dimension of extent 1 (otherwise it is a lesser ring);
+// beyond 256 ranks, not measured, the directory, whose work per rank does not grow with p where
+// every ring's does.
+LookupMethod auto_lookup(int p) {
+  if (p < 64 || p > 256) return LookupMethod::directory;
+  int dims[4] = {0, 0, 0, 0};
+  MPI_Dims_create(p, 4, dims);
+  return *std::min_element(std::begin(dims), std::end(dims)) > 1 ? LookupMethod::ring4d : LookupMethod::directory;
+}
 
 LookupOptions take_lookup_options(std::string& spec) {
   LookupOptions o;
@@ -424,9 +437,9 @@ LookupOptions take_lookup_options(std::string& spec) {
       if (!found) throw UsageError(key + "=" + value + ": expected " + what + " (" + list + ")");
     };
     if (key == "lookup") {
-      pick(kMethods, LookupMethod::directory, o.method, "an owner lookup method");
+      pick(kMethods, LookupMethod::automatic, o.method, "an owner lookup method");
     } else if (key == "reverse") {
-      pick(kReverse, ReverseMethod::nbx, o.reverse, "a reverse-step method");
+      pick(kReverse, ReverseMethod::reduce_scatter, o.reverse, "a reverse-step method");
     } else {
       rest += (rest.empty() ? "" : " ") + word;
     }
@@ -449,14 +462,15 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
     MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MAX, comm);
     if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
       if (local.empty())
-        local = std::string("the owner lookup options differ between ranks (here lookup=") + entry(options.method).name + " reverse=" +
+        local = std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
                 reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
       agree(comm, Error::Kind::usage, local);
     }
   }
-  const MethodEntry& m = entry(options.method);
+  const LookupMethod method = options.method == LookupMethod::automatic ? auto_lookup(p) : options.method;
+  const MethodEntry& m = entry(method);
   if (m.dims > 0) return ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
-  if (options.method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, local);
+  if (method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
   // Blocks of consecutive ids, as the paper's experiments assign them: the largest id (one
   // MPI_Allreduce) split into p blocks of ceil((max + 1) / p) ids.
   I64 top = -1;
@@ -464,7 +478,7 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
   for (I64 id : needed) top = std::max(top, id);
   MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_INT64_T, MPI_MAX, comm);
   const I64 block = std::max<I64>(1, top / p + 1);
-  return directory(comm, owned, needed, [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); }, local);
+  return directory(comm, owned, needed, [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); }, options.reverse, local);
 }
 
 }  // namespace commfit::runtime

@@ -4,7 +4,9 @@
 // (needing rank, position in that rank's needed[], owned index). Pinar and Hendrickson,
 // "Communication Support for Adaptive Computation", §2.1:
 //   - the distributed directory (Fig. 1): a rendezvous at each id's directory rank, which answers
-//     needers and owners at once (hashed or block-assigned ids);
+//     needers and owners at once (hashed or block-assigned ids); a rank writes only to the
+//     directory ranks that hold its ids (a sparse exchange, as the rings' reverse step) and hears
+//     back only from them;
 //   - the ring and its k-dimensional torus variants, the paper's baselines: the needed lists travel
 //     along a ring (per grid dimension), each owner records what it serves; the needers then learn
 //     their owners in a reverse step, a sparse exchange in which a rank does not know who sends to
@@ -24,14 +26,16 @@
 
 namespace commfit::runtime {
 
-enum class LookupMethod { directory, directory_block, ring, ring2d, ring3d, ring4d };
+enum class LookupMethod { automatic, directory, directory_block, ring, ring2d, ring3d, ring4d };
 enum class ReverseMethod { nbx, allreduce, reduce_scatter };
 
 // The pattern's own option words (docs/PATTERN.md "Choosing the lookup"): lookup=METHOD|auto and
-// reverse=METHOD|auto; auto is the hashed directory and NBX.
+// reverse=METHOD|auto (the sparse exchange of the rings' reverse step and of the directory's
+// registrations and queries). lookup=auto is chosen by find_owners from p (auto_lookup);
+// reverse=auto is reduce-scatter.
 struct LookupOptions {
-  LookupMethod method = LookupMethod::directory;
-  ReverseMethod reverse = ReverseMethod::nbx;
+  LookupMethod method = LookupMethod::automatic;
+  ReverseMethod reverse = ReverseMethod::reduce_scatter;
 };
 
 // Removes the words lookup=... and reverse=... from `spec` (what remains is in-job planning's) and
@@ -39,8 +43,11 @@ struct LookupOptions {
 // accepted values for a bad value.
 LookupOptions take_lookup_options(std::string& spec);
 
-// The method's name as the option spells it ("ring2d").
+// The method's name as the option spells it ("ring2d"; "auto" for automatic).
 const char* lookup_name(LookupMethod method);
+
+// The method lookup=auto runs on p ranks (docs/PATTERN.md "How the owners are found").
+LookupMethod auto_lookup(int p);
 
 struct Served {
   std::int64_t needer, position, index;   // owned[index] is needer's needed[position]

@@ -12,19 +12,24 @@
 # Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check) and one line per
 # rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
 #
-#   bench/smpi/discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]]
+#   bench/smpi/discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]
 #
 # MESH: plate (2D, 54,444 vertices; the default), bore_block (3D, 205,595 vertices) or tiny (plate
 # meshed 10x coarser: the smoke test's). RANKS: default 4 16 64 256 (each must be a fattree-P of
 # platforms.py: 4, 16, 64, 256, 1024, 4096). BUILD holds commfit's build (bench_smpi_mesh_ids).
+# PROGRAM_OPTIONS go to smpi_discovery, e.g. `-- --lookups directory,ring4d --mpia none` to time
+# fewer methods (its header lists them).
 set -euo pipefail
-usage="usage: discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]]"
+usage="usage: discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
 build=${1:?$usage}
 program=${2:?$usage}
 out=${3:?$usage}
 mesh=${4:-plate}
 shift $(($# < 4 ? $# : 4))
-ranks=("$@")
+ranks=()
+while [[ $# -gt 0 && $1 != -- ]]; do ranks+=("$1"); shift; done
+[[ $# -gt 0 ]] && shift   # the --
+extra=("$@")
 [[ ${#ranks[@]} -gt 0 ]] || ranks=(4 16 64 256)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -76,7 +81,7 @@ for p in "${ranks[@]}"; do
   t0=$(date +%s)
   rc=0
   with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
-    "$program" --ids "$ids" --label "$mesh" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" > "$out/$mesh.$p.log" 2>&1 || rc=$?
+    "$program" --ids "$ids" --label "$mesh" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" ${extra[@]+"${extra[@]}"} > "$out/$mesh.$p.log" 2>&1 || rc=$?
   if ! grep "^$mesh," "$out/$mesh.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
   grep -q ",WRONG$" "$out/$mesh.$p.log" && rc=1
   echo "# $mesh p=$p: $(( $(date +%s) - t0 )) s of wall time, exit status $rc"

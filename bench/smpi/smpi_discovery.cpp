@@ -1,8 +1,8 @@
 // smpi_discovery: finding owners from global ids at scale, under SMPI (docs/PERFORMANCE.md "Finding
 // owners from global ids"). Each rank owns one part of a METIS-partitioned mesh and needs its halo
 // (bench_smpi_mesh_ids writes the ids). The program times, in simulated seconds:
-//   discover  runtime/owner_lookup.hpp's find_owners with each lookup method (and, for the rings,
-//             each reverse method): every rank starts at a common instant after a barrier
+//   discover  runtime/owner_lookup.hpp's find_owners with each lookup method and each reverse
+//             method (the directories' registrations and queries use it too): every rank starts at a common instant after a barrier
 //             (smpi_bench.h aligned_start); the time is the last rank's finish; the median of --reps
 //             runs. check = the same owners, indices and served lists as the hashed directory's.
 //   reverse   the rings' reverse step alone (OwnerLookup::reverse_seconds, the longest rank), and,
@@ -230,7 +230,7 @@ int run(int argc, char** argv) {
   // 1. Owner discovery, every method.
   for (const std::string& lookup : a.lookups.empty() ? default_lookups(p) : a.lookups) {
     const bool directory = lookup.rfind("directory", 0) == 0;
-    for (const std::string& reverse : directory ? std::vector<std::string>{"-"} : a.reverses) {
+    for (const std::string& reverse : a.reverses) {
       const LookupOptions o = options_of(lookup, reverse);
       OwnerLookup got;
       double reverse_max = 0;

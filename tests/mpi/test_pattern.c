@@ -5,8 +5,9 @@
  * MPI_MAX, MPI_MIN and MPI_REPLACE checked against a reference made with plain MPI_Alltoallv from
  * the test's own knowledge of the owners. Then every owner lookup method (lookup=) and every
  * reverse step (reverse=) on the same inputs: gather and scatter (MPI_SUM, MPI_REPLACE) identical
- * to the reference. Then the errors (an id nobody owns, an id owned twice, a negative id) under the
- * directory and a ring, a bad lookup= or reverse= value, a derived datatype, an unsupported op: the
+ * to the reference (the directories with every reverse= too: their first round is a sparse
+ * exchange). Then the errors (an id nobody owns, an id owned twice, a negative id) under the
+ * directory (reduce-scatter and NBX) and a ring, a bad lookup= or reverse= value, a derived datatype, an unsupported op: the
  * same code and message on every rank, the id named, no pattern made. Split phase (gather_begin/end,
  * scatter_begin/end) under several plans, with work and another exchange between begin and end,
  * equal to the plain calls value for value, and its misuses.
@@ -360,7 +361,10 @@ int main(int argc, char** argv) {
   /* Every lookup method and every reverse step on the same inputs. */
   {
     static const char* methods[] = {
-        "lookup=directory",           "lookup=directory-block",         "lookup=auto reverse=auto",
+        "lookup=directory",           "lookup=auto reverse=auto",       "lookup=directory reverse=nbx",
+        "lookup=directory reverse=allreduce", "lookup=directory reverse=reduce-scatter",
+        "lookup=directory-block reverse=nbx", "lookup=directory-block reverse=allreduce",
+        "lookup=directory-block reverse=reduce-scatter",
         "lookup=ring reverse=nbx",    "lookup=ring reverse=allreduce",  "lookup=ring reverse=reduce-scatter",
         "lookup=ring2d reverse=nbx",  "lookup=ring2d reverse=allreduce", "lookup=ring2d reverse=reduce-scatter",
         "lookup=ring3d reverse=nbx",  "lookup=ring3d reverse=allreduce", "lookup=ring3d reverse=reduce-scatter",
@@ -379,9 +383,10 @@ int main(int argc, char** argv) {
   }
   MPI_Comm_free(&other);
 
-  /* Errors on every rank, under the directory and under a ring. An id nobody owns, needed by rank 0. */
-  for (op = 0; op < 2; ++op) {
-    const char* options = op == 0 ? NULL : "lookup=ring2d reverse=reduce-scatter";
+  /* Errors on every rank, under the directory (its registrations and queries by the default
+   * reduce-scatter and by NBX) and under a ring. An id nobody owns, needed by rank 0. */
+  for (op = 0; op < 3; ++op) {
+    const char* options = op == 0 ? NULL : op == 1 ? "lookup=directory-block reverse=nbx" : "lookup=ring2d reverse=reduce-scatter";
     char id[40];
     int64_t extra = id_of(N + 5), keep = n_needed ? needed[0] : 0;
     if (rank == 0) needed[0] = extra;
