@@ -225,6 +225,9 @@ std::unique_ptr<Pattern::Impl> build(MPI_Comm user_comm, std::span<const I64> ow
     std::string in_job = plan_options;
     lookup = take_lookup_options(in_job);
     m.options = parse_in_job_options(in_job);
+    // The counts every gather and scatter passes are the pattern's own, the plan's by construction:
+    // the first call agrees on them, later calls compare them locally and pay no collective.
+    m.options.exec.count_check = exec::CountCheck::first_call;
   } catch (const std::exception& e) {
     if (local.empty()) local = e.what();
   }
