@@ -159,6 +159,8 @@ struct Executor::Impl {
   void post_first(const Call& c);
   void finish();
   void abandon_split();
+  // The call in byte counts and displacements (the sized_* arrays), for replay_sized.
+  Call sized_call(const Call& c);
   // A sized call of a whole, direct plan: the extra messages posted, the phases, the self copy.
   void replay_sized(const Call& c);
   // A rank whose call is wrong (usage_error, or counts other than the plan's) where no collective

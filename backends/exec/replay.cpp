@@ -287,6 +287,19 @@ void Executor::Impl::replay(const Call& c, std::size_t from) {
   }
 }
 
+Call Executor::Impl::sized_call(const Call& c) {
+  for (int j = 0; j < size; ++j) {
+    sized_send[j] = std::int64_t{c.scounts[j]} * c.scount_scale;
+    sized_recv[j] = std::int64_t{c.rcounts[j]} * c.rcount_scale;
+    sized_sdispls[j] = std::int64_t{c.sdispls[j]} * c.sdispl_scale;
+    sized_rdispls[j] = std::int64_t{c.rdispls[j]} * c.rdispl_scale;
+  }
+  Call sized = c;
+  sized.sized_send = sized_send.data(), sized.sized_recv = sized_recv.data();
+  sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
+  return sized;
+}
+
 void Executor::Impl::replay_sized(const Call& c) {
   // The messages the plan lacks go first, directly, on the first phase's data tag: no planned
   // message shares their rank pair, so nothing else can match them. They complete after the phases.
@@ -315,16 +328,7 @@ void Executor::Impl::run(const Call& c, const std::string* usage_error) {
     if (usage_error == nullptr && counts_match(c, nullptr)) {
       replay(c);
     } else if (usage_error == nullptr && whole) {
-      for (int j = 0; j < size; ++j) {
-        sized_send[j] = std::int64_t{c.scounts[j]} * c.scount_scale;
-        sized_recv[j] = std::int64_t{c.rcounts[j]} * c.rcount_scale;
-        sized_sdispls[j] = std::int64_t{c.sdispls[j]} * c.sdispl_scale;
-        sized_rdispls[j] = std::int64_t{c.rdispls[j]} * c.rdispl_scale;
-      }
-      Call sized = c;
-      sized.sized_send = sized_send.data(), sized.sized_recv = sized_recv.data();
-      sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
-      replay_sized(sized);
+      replay_sized(sized_call(c));
     } else {
       abort_alone(c, usage_error, "count_check = none and the plan is not whole and direct");
     }
@@ -372,16 +376,7 @@ void Executor::Impl::start(const Call& c, const std::string* usage_error) {
       post_first(c);
     } else if (usage_error == nullptr && whole) {
       // Other counts of a whole, direct plan: the sized replay, run here whole (it overlaps nothing).
-      for (int j = 0; j < size; ++j) {
-        sized_send[j] = std::int64_t{c.scounts[j]} * c.scount_scale;
-        sized_recv[j] = std::int64_t{c.rcounts[j]} * c.rcount_scale;
-        sized_sdispls[j] = std::int64_t{c.sdispls[j]} * c.sdispl_scale;
-        sized_rdispls[j] = std::int64_t{c.rdispls[j]} * c.rdispl_scale;
-      }
-      Call sized = c;
-      sized.sized_send = sized_send.data(), sized.sized_recv = sized_recv.data();
-      sized.sized_sdispls = sized_sdispls.data(), sized.sized_rdispls = sized_rdispls.data();
-      replay_sized(sized);
+      replay_sized(sized_call(c));
       split = Split{};
       split.pending = split.done = true;
     } else {
