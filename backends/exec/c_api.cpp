@@ -46,6 +46,24 @@ int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int
   });
 }
 
+int commfit_exec_start(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                       const int* sdispls, void* recvbuf, const int* recvcounts, const int* rdispls) {
+  if (!ex) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_start: the executor is NULL");
+  return guarded([&] { ex->executor.start(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls); });
+}
+
+int commfit_exec_start_typed(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                             const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                             const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  if (!ex) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_start_typed: the executor is NULL");
+  return guarded([&] { ex->executor.start(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype); });
+}
+
+int commfit_exec_finish(commfit_exec_t ex) {
+  if (!ex) return fail(COMMFIT_EXEC_ERR_USAGE, "commfit_exec_finish: the executor is NULL");
+  return guarded([&] { ex->executor.finish(); });
+}
+
 int commfit_exec_free(commfit_exec_t* ex) {
   if (!ex) return COMMFIT_EXEC_SUCCESS;
   delete *ex;
@@ -65,6 +83,13 @@ int commfit_exec_execute_typed_f(commfit_exec_t ex, const void* sendbuf, const i
                                  const int* recvcounts, const int* rdispls, MPI_Fint recvtype) {
   return commfit_exec_execute_typed(ex, sendbuf, sendcounts, sdispls, MPI_Type_f2c(sendtype), recvbuf,
                                     recvcounts, rdispls, MPI_Type_f2c(recvtype));
+}
+
+int commfit_exec_start_typed_f(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                               const int* sdispls, MPI_Fint sendtype, void* recvbuf,
+                               const int* recvcounts, const int* rdispls, MPI_Fint recvtype) {
+  return commfit_exec_start_typed(ex, sendbuf, sendcounts, sdispls, MPI_Type_f2c(sendtype), recvbuf,
+                                  recvcounts, rdispls, MPI_Type_f2c(recvtype));
 }
 
 }  // extern "C"

@@ -58,6 +58,22 @@ module commfit_exec
       integer(c_int), value :: sendtype, recvtype
     end function
 
+    ! A split call: start posts the first phase and returns; finish completes the exchange. The
+    ! buffers (give them the ASYNCHRONOUS or TARGET attribute) and the count arrays (contiguous ones:
+    ! no temporary copies) stay alive and untouched between the two.
+    integer(c_int) function commfit_exec_start_typed_f(ex, sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype) bind(c, name="commfit_exec_start_typed_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ex, sendbuf, recvbuf
+      integer(c_int), intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+      integer(c_int), value :: sendtype, recvtype
+    end function
+
+    integer(c_int) function commfit_exec_finish(ex) bind(c, name="commfit_exec_finish")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ex
+    end function
+
     integer(c_int) function commfit_exec_free(ex) bind(c, name="commfit_exec_free")
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: ex

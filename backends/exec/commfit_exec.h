@@ -72,6 +72,19 @@ int commfit_exec_execute_typed(commfit_exec_t ex, const void* sendbuf, const int
                                const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                                const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
 
+/* A split call (Executor::start / finish in commfit_exec.hpp): start takes execute's arguments,
+ * posts the first phase's messages nonblocking and returns, so the caller computes while they
+ * travel; finish completes the exchange. Between them the buffers and the count and displacement
+ * arrays must stay alive and untouched (the receive buffer not read). Both are collective; one
+ * split call in flight per executor (a second start, or finish without start, is
+ * COMMFIT_EXEC_ERR_USAGE on the calling rank). An error from start leaves nothing in flight. */
+int commfit_exec_start(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                       const int* sdispls, void* recvbuf, const int* recvcounts, const int* rdispls);
+int commfit_exec_start_typed(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                             const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                             const int* recvcounts, const int* rdispls, MPI_Datatype recvtype);
+int commfit_exec_finish(commfit_exec_t ex);
+
 /* In-job planning. Declared here with the rest of the C API, but provided by the runtime library
  * (libcommfit_runtime, above the executor; runtime/c_api_plan.cpp), not by commfit_exec: a program
  * that calls commfit_exec_plan or commfit_exec_plan_f links commfit_runtime (CMake:
@@ -101,6 +114,9 @@ int commfit_exec_plan_f(MPI_Fint comm, const int* sendcounts, const int* recvcou
 int commfit_exec_execute_typed_f(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
                                  const int* sdispls, MPI_Fint sendtype, void* recvbuf,
                                  const int* recvcounts, const int* rdispls, MPI_Fint recvtype);
+int commfit_exec_start_typed_f(commfit_exec_t ex, const void* sendbuf, const int* sendcounts,
+                               const int* sdispls, MPI_Fint sendtype, void* recvbuf,
+                               const int* recvcounts, const int* rdispls, MPI_Fint recvtype);
 
 #ifdef __cplusplus
 }
