@@ -55,6 +55,7 @@ double CallPolicy::take_window() {
 }
 
 void CallPolicy::measured(PatternRecord& p, Ran ran, double slowest, double weight) {
+  p.weight += weight;
   switch (ran) {
     case Ran::direct:
       ++replays_;   // commfit's path, for stepping aside
@@ -103,8 +104,12 @@ void CallPolicy::space_agreements(const Signature& seen, const PatternRecord& p,
   // With planning held or stopped there is nothing a prompt agreement could start: the gap grows
   // though the patterns change (a program whose patterns never settle pays least). A program that
   // alternates its patterns in step with the agreements still has each one seen: the draw.
+  // A plan is settled once it has been judged: until its kTrials timed replays are in, agreements
+  // stay close together, so that a plan slower than MPI or the direct exchange is dropped within
+  // a dozen calls of its first replay, not after hundreds.
   const bool held = over_budget || planning_stopped_;
-  const bool settled = has_plan || p.failed || p.mpi_kept || held;
+  const bool judged = has_plan && (p.plan.calls > kTrials || p.mpi.calls == 0);
+  const bool settled = judged || p.failed || p.mpi_kept || held;
   lag_gap_ = (seen == lag_last_ || held) && settled && !planning_underway ? std::min(kMaxGap, 2 * lag_gap_ + 1) : 0;
   lag_last_ = seen;
   lag_skip_ = lag_gap_ + static_cast<int>(mix(agreed_calls_) & 1);

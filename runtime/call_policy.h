@@ -48,6 +48,8 @@ struct PatternRecord {
   // The calls its plan replayed and the calls the direct exchange ran, each agreement on the lagged
   // path standing for the calls since the one before.
   double replayed_calls = 0, direct_weight = 0;
+  // All the calls of it the agreements stood for, whatever ran them.
+  double weight = 0;
   // What runs this pattern best without its plan, once both have been timed past their first
   // call: MPI or the direct exchange; and its time per call.
   bool baseline_known() const { return mpi.warm() && direct.warm(); }
@@ -142,7 +144,7 @@ class CallPolicy {
   void replayed() { ++replays_; }
   std::uint64_t window() const;
   // ... the gap to the next agreement: doubling (up to kMaxGap) while agreements see the same
-  // pattern (`seen`) and it is settled (planned, failed, MPI kept, or planning held), or while
+  // pattern (`seen`) and it is settled (its plan judged, failed, MPI kept, or planning held), or while
   // planning is held, 0 otherwise; then one call more or not by a draw every rank makes alike.
   void space_agreements(const Signature& seen, const PatternRecord& p, bool has_plan, bool over_budget, bool planning_underway);
   // ... whether pattern `p` starts being planned (the lagged path): seen `threshold` times, no plan,

@@ -293,6 +293,7 @@ struct PlanningJob::State {
   double plan_seconds = 0;
   std::thread worker;
   std::atomic<bool> done{false};
+  bool background = false;
 
   void make() {   // the root's planning: no MPI in here (it may run on a thread of its own)
     const auto t0 = std::chrono::steady_clock::now();
@@ -353,6 +354,7 @@ PlanningJob::PlanningJob(MPI_Comm user_comm, const std::int64_t* sendbytes, cons
   if (st.rank != st.root) {
     st.done = true;
   } else if (background) {
+    st.background = true;
     st.worker = std::thread([&st] { st.make(); });
   } else {
     st.make();
@@ -370,6 +372,8 @@ void PlanningJob::wait() {
 }
 
 double PlanningJob::root_seconds() const { return s_->rank == s_->root && ready() ? s_->plan_seconds : 0.0; }
+
+bool PlanningJob::on_thread() const { return s_->background; }
 
 Executor PlanningJob::finish(InJobReport* report) {
   State& st = *s_;

@@ -106,6 +106,7 @@ class PlanningJob {
   bool ready() const;            // the root's plan is made (or failed); true on the other ranks
   void wait();                   // until ready()
   double root_seconds() const;   // on the root, once ready: the planner's own wall time; else 0
+  bool on_thread() const;        // the root plans on a thread of its own, beside the calls
   exec::Executor finish(InJobReport* report = nullptr);
 
  private:

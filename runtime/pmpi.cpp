@@ -159,12 +159,15 @@ class Sum {
 struct Totals {
   Sum patterns, planned, plan_failed, from_file, adapted, replanned, evicted;
   Sum calls, replayed, to_mpi, not_eligible, at_once, missed, mpi_kept, other_counts, direct;
-  Sum plan_seconds, saved_seconds, call_seconds, budget_stops, stepped_aside;
-  // The verdict: over the patterns both replayed and timed under MPI, their replays' time per call
-  // and MPI's, each times the replays.
-  Sum measured_plan, measured_mpi;
-  // The same for the calls the direct exchange ran, against MPI's time on their patterns.
-  Sum measured_direct, measured_mpi_direct;
+  // Planning: all of it (in calls and on the root's thread; the budget counts both), and the part
+  // on the root's thread, beside the calls.
+  Sum plan_seconds, thread_plan_seconds, saved_seconds, call_seconds, budget_stops, stepped_aside;
+  // The verdict, by what each pattern ended with (kept): its plan, the direct exchange or MPI,
+  // each weighted by the pattern's calls; and, over the patterns of each, the time per call of
+  // what was kept and of MPI (or, where MPI was kept, of the plan or direct exchange it beat).
+  Sum kept_plan, kept_direct, kept_mpi;
+  Sum plan_time, plan_mpi_time, direct_time, direct_mpi_time, beaten_plan_time, beaten_mpi_time, beaten_direct_time,
+      beaten_direct_mpi_time;
   std::string chosen;   // the last planned pattern's strategy, for the summary (under `shared`)
 };
 Totals totals;
@@ -262,15 +265,23 @@ void retire(CommState* s) {
   s->agreement.reset();   // waits for an agreement still under way (every rank has it)
   s->job.reset();         // and for a plan being made (the root's thread)
   for (auto& [sig, p] : s->patterns) {
-    if (p.plan.calls > 0 && p.mpi.calls > 0) {
-      const double n = p.replayed_calls;
-      totals.saved_seconds += n * (p.mpi.per_call() - p.plan.per_call());
-      totals.measured_plan += n * p.plan.per_call();
-      totals.measured_mpi += n * p.mpi.per_call();
+    // Time saved: what commfit ran in MPI's place (replays and direct exchanges) against MPI's time
+    // per call on the same pattern.
+    if (p.mpi.calls > 0) {
+      if (p.plan.calls > 0) totals.saved_seconds += p.replayed_calls * (p.mpi.per_call() - p.plan.per_call());
+      if (p.direct.calls > 0) totals.saved_seconds += p.direct_weight * (p.mpi.per_call() - p.direct.per_call());
     }
-    if (p.direct.calls > 0 && p.mpi.calls > 0) {
-      totals.measured_direct += p.direct_weight * p.direct.per_call();
-      totals.measured_mpi_direct += p.direct_weight * p.mpi.per_call();
+    const double w = p.weight, mpi_t = p.mpi.per_call();
+    if (p.mpi.calls == 0 || w <= 0) {
+      // never timed under MPI: the verdict has nothing to say of it
+    } else if (p.executor && !p.mpi_kept && p.plan.calls > 0) {
+      totals.kept_plan += w, totals.plan_time += w * p.plan.per_call(), totals.plan_mpi_time += w * mpi_t;
+    } else if (p.direct_better() && !p.executor) {
+      totals.kept_direct += w, totals.direct_time += w * p.direct.per_call(), totals.direct_mpi_time += w * mpi_t;
+    } else if (!p.executor || p.mpi_kept) {
+      totals.kept_mpi += w;
+      if (p.plan.calls > 0) totals.beaten_plan_time += w * p.plan.per_call(), totals.beaten_mpi_time += w * mpi_t;
+      if (p.direct.calls > 1) totals.beaten_direct_time += w * p.direct.per_call(), totals.beaten_direct_mpi_time += w * mpi_t;
     }
     p.executor.reset();   // frees the executor's duplicate
   }
@@ -661,9 +672,12 @@ void adopt(CommState* s, Pattern& p, Executor executor, commfit::runtime::InJobR
     const std::lock_guard lock(shared);
     totals.chosen = chosen;
   }
-  if (config.verbose > 1 && world_rank == 0)
-    std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s, %.3f s to plan\n",
-                 s->size, report.messages, report.topology.c_str(), chosen.c_str(), report.phases, report.estimate_s, report.plan_seconds);
+  if (config.verbose > 1 && world_rank == 0) {
+    char took[48] = "";   // known on the rank that planned
+    if (report.plan_seconds > 0) std::snprintf(took, sizeof took, ", %.3f s to plan", report.plan_seconds);
+    std::fprintf(stderr, "commfit-pmpi: planned a %d-rank pattern (%" PRIu64 " messages) on %s: %s, %u phases, estimate %.3g s%s\n",
+                 s->size, report.messages, report.topology.c_str(), chosen.c_str(), report.phases, report.estimate_s, took);
+  }
 }
 
 void plan_pattern(MPI_Comm comm, CommState* s, const Signature& sig, Pattern& p, const Pattern* model, CallClock& clock) {
@@ -798,13 +812,20 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
     make_room(s, nullptr);
     commfit::runtime::InJobReport report;
     try {
-      adopt(s, q, s->job->finish(&report), report);
+      Executor executor = s->job->finish(&report);
+      report.plan_seconds = s->job->root_seconds();   // the planner's time, not the calls' between start and finish
+      adopt(s, q, std::move(executor), report);
     } catch (const std::exception& e) {
       q.failed = true;
       ++totals.plan_failed;
       say("commfit-pmpi: planning a pattern failed (%s); it goes to MPI\n", e.what());
     }
-    s->policy.planned(s->job->root_seconds()), totals.plan_seconds += s->job->root_seconds();
+    // A root that planned on its thread did it beside the calls; one that planned at once did it
+    // in the call that started the job, and that call's clock has it already.
+    if (s->job->on_thread()) {
+      const double root = s->job->root_seconds();
+      s->policy.planned(root), totals.plan_seconds += root, totals.thread_plan_seconds += root;
+    }
     s->job.reset(), s->job_pattern = nullptr;
     clock.planned(PMPI_Wtime() - t0);
     if (q.executor && !q.executor->whole_direct()) {   // agreed on every rank at load
@@ -1182,15 +1203,20 @@ void print_summary() {
                       totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
                       totals.stepped_aside, totals.other_counts, totals.mpi_kept, totals.direct};
-  // Time saved is measured: each pattern's MPI time per call before it was planned, times its
-  // replays, less the replays' time and less all the time spent planning.
-  double times[6] = {totals.plan_seconds, totals.saved_seconds - totals.plan_seconds, totals.measured_plan, totals.measured_mpi,
-                     totals.measured_direct, totals.measured_mpi_direct};
-  double max_counts[n], sum_times[6];
+  // Time saved is measured: each pattern's MPI time per call, less that of what commfit ran in its
+  // place, times the calls it ran, less the planning done inside calls (the root's thread plans
+  // beside them: said apart).
+  constexpr int nt = 11;
+  double times[nt] = {totals.plan_seconds,      totals.saved_seconds - (totals.plan_seconds - totals.thread_plan_seconds),
+                      totals.thread_plan_seconds, totals.plan_time, totals.plan_mpi_time, totals.direct_time, totals.direct_mpi_time,
+                      totals.beaten_plan_time,  totals.beaten_mpi_time, totals.beaten_direct_time, totals.beaten_direct_mpi_time};
+  double kept[3] = {totals.kept_plan, totals.kept_direct, totals.kept_mpi}, max_kept[3];
+  double max_counts[n], sum_times[nt];
   int size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   PMPI_Reduce(counts, max_counts, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  PMPI_Reduce(times, sum_times, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(times, sum_times, nt, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(kept, max_kept, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (world_rank != 0 || config.verbose < 1) return;
   // Four short lines: the calls, the patterns, what stopped or kept MPI, the time saved.
   auto counted = [](double n, const char* one, const char* many) {   // "1 pattern", "3 patterns"
@@ -1215,24 +1241,33 @@ void print_summary() {
                "to MPI (their plans replayed too few calls), MPI_Alltoallv kept for %s (their plans measured slower)\n",
                counted(max_counts[13], "communicator", "communicators").c_str(), max_counts[14],
                counted(max_counts[16], "pattern", "patterns").c_str());
+  char beside[96] = "";
+  if (sum_times[2] > 0) std::snprintf(beside, sizeof beside, "; %.3f s more planned on the root's thread, beside the calls", sum_times[2] / size);
   std::fprintf(stderr,
-               "commfit-pmpi: time saved per rank %+.3f ms (measured: each pattern's MPI time per call before it was planned, times its "
-               "replays, less the replays' time and the planning time)\n",
-               1e3 * sum_times[1] / size);
-  // The verdict, one short line: what the measurements say of the plans against MPI here (or, where
-  // the direct exchange ran more calls than the plans, of it).
-  if (max_counts[17] > max_counts[11] && sum_times[4] > 0 && sum_times[5] > 0)
-    std::fprintf(stderr, "commfit-pmpi: the direct exchange kept (every message posted at once, no plan): %.2fx %s than MPI_Alltoallv here "
-                         "(per call, measured)\n", sum_times[5] >= sum_times[4] ? sum_times[5] / sum_times[4] : sum_times[4] / sum_times[5],
-                 sum_times[5] >= sum_times[4] ? "faster" : "slower");
-  else if (sum_times[2] <= 0 || sum_times[3] <= 0)
-    std::fprintf(stderr, "commfit-pmpi: not measured: no pattern was both replayed and timed under MPI_Alltoallv\n");
-  else if (max_counts[5] > 0 && sum_times[3] >= sum_times[2])
-    std::fprintf(stderr, "commfit-pmpi: replaying%s%s: %.2fx faster than MPI_Alltoallv here (per call, measured)\n",
-                 totals.chosen.empty() ? "" : " ", totals.chosen.c_str(), sum_times[3] / sum_times[2]);
+               "commfit-pmpi: time saved per rank %+.3f ms (measured: each pattern's MPI time per call less that of what ran in its place, "
+               "times those calls, less the planning inside calls)%s\n",
+               1e3 * sum_times[1] / size, beside);
+  // The verdict, one short line: what the patterns ended with (their plans, the direct exchange or
+  // MPI; the one that has most of the calls) against MPI, measured on the same patterns.
+  auto ratio = [](double slower, double faster, const char* what) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%.2fx %s", slower >= faster ? slower / faster : faster / slower,
+                  slower >= faster ? "faster" : "slower");
+    return std::string(text) + what;
+  };
+  if (max_kept[0] > 0 && max_kept[0] >= max_kept[1] && max_kept[0] >= max_kept[2] && sum_times[3] > 0)
+    std::fprintf(stderr, "commfit-pmpi: replaying%s%s: %s\n", totals.chosen.empty() ? "" : " ", totals.chosen.c_str(),
+                 ratio(sum_times[4], sum_times[3], " than MPI_Alltoallv here (per call, measured)").c_str());
+  else if (max_kept[1] > 0 && max_kept[1] >= max_kept[2] && sum_times[5] > 0)
+    std::fprintf(stderr, "commfit-pmpi: the direct exchange kept (every message posted at once, no plan): %s\n",
+                 ratio(sum_times[6], sum_times[5], " than MPI_Alltoallv here (per call, measured)").c_str());
+  else if (max_kept[2] > 0 && sum_times[7] > 0)
+    std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept: plans %.2fx slower here (per call, measured)\n", sum_times[7] / sum_times[8]);
+  else if (max_kept[2] > 0 && sum_times[9] > 0)
+    std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept: the direct exchange %.2fx slower here, no plan measured (per call, measured)\n",
+                 sum_times[9] / sum_times[10]);
   else
-    std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv %s: plans %.2fx slower here (per call, measured)\n",
-                 max_counts[16] > 0 ? "kept" : "faster", sum_times[2] / sum_times[3]);
+    std::fprintf(stderr, "commfit-pmpi: not measured: no pattern was timed both under MPI_Alltoallv and under a plan or the direct exchange\n");
 }
 
 // Detach every state still on a communicator (its delete callback retires it), then tell.

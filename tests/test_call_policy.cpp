@@ -254,7 +254,9 @@ TEST_CASE("call policy: the planning budget stops planning for good in the check
 
 TEST_CASE("call policy: agreements space out while they see one settled pattern") {
   CallPolicy policy({});
-  PatternRecord planned;
+  PatternRecord planned;   // its plan judged
+  timed(planned.mpi, 2e-3, 2);
+  timed(planned.plan, 1e-3, static_cast<int>(CallPolicy::kTrials) + 1);
   const Signature a{1, 2}, b{3, 4};
   // The lag_skip is the gap plus a draw of 0 or 1: measured by the calls until the next agreement.
   auto skipped = [&] {
@@ -274,6 +276,24 @@ TEST_CASE("call policy: agreements space out while they see one settled pattern"
   policy.agreed();
   policy.space_agreements(b, planned, true, false, false);
   CHECK(skipped() <= 1);
+  // A plan not judged yet (fewer than kTrials timed replays past its first): agreements stay close
+  // together until it is, then space out.
+  PatternRecord trying;
+  timed(trying.mpi, 2e-3, 2);
+  for (int k = 0; k <= static_cast<int>(CallPolicy::kTrials); ++k) {
+    policy.agreed();
+    policy.space_agreements(a, trying, true, false, false);
+    CHECK(skipped() <= 1);
+    trying.plan.add(1e-3);
+  }
+  for (int k = 0; k < 3; ++k) {
+    policy.agreed();
+    policy.space_agreements(a, trying, true, false, false);
+    skipped();
+  }
+  policy.agreed();
+  policy.space_agreements(a, trying, true, false, false);
+  CHECK(skipped() >= 3);
   // Not settled (no plan yet, none held): no gap though the pattern repeats.
   PatternRecord fresh;
   policy.agreed();
