@@ -105,8 +105,8 @@ void CallPolicy::space_agreements(const Signature& seen, const PatternRecord& p,
   // though the patterns change (a program whose patterns never settle pays least). A program that
   // alternates its patterns in step with the agreements still has each one seen: the draw.
   // A plan is settled once it has been judged: until its kTrials timed replays are in, agreements
-  // stay close together, so that a plan slower than MPI or the direct exchange is dropped within
-  // a dozen calls of its first replay, not after hundreds.
+  // follow one another with no gap, so that a plan slower than MPI or the direct exchange is
+  // dropped within five agreements of its first replay, not after hundreds of calls.
   const bool held = over_budget || planning_stopped_;
   const bool judged = has_plan && (p.plan.calls > kTrials || p.mpi.calls == 0);
   const bool settled = judged || p.failed || p.mpi_kept || held;
