@@ -29,10 +29,10 @@ namespace commfit::runtime {
 enum class LookupMethod { automatic, directory, directory_block, ring, ring2d, ring3d, ring4d };
 enum class ReverseMethod { nbx, allreduce, reduce_scatter };
 
-// The pattern's own option words (docs/PATTERN.md "Choosing the lookup"): lookup=METHOD|auto and
+// The pattern's own option words (docs/PATTERN.md "How the owners are found"): lookup=METHOD|auto and
 // reverse=METHOD|auto (the sparse exchange of the rings' reverse step and of the directory's
-// registrations and queries). lookup=auto is chosen by find_owners from p (auto_lookup);
-// reverse=auto is reduce-scatter.
+// registrations and queries). lookup=auto is chosen by find_owners from p and the ids' blocks
+// (auto_lookup); reverse=auto is reduce-scatter.
 struct LookupOptions {
   LookupMethod method = LookupMethod::automatic;
   ReverseMethod reverse = ReverseMethod::reduce_scatter;
