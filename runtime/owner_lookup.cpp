@@ -296,6 +296,18 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
   return r;
 }
 
+// find_owners' one agreement: the options' words and the largest id (the largest of the first
+// five words) and the ids owned (the sum of the sixth), one element of kAgreedWords words.
+constexpr int kAgreedWords = 6;
+void max_max_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const I64* a = static_cast<const I64*>(in);
+  I64* b = static_cast<I64*>(inout);
+  for (int e = 0; e < *len; ++e, a += kAgreedWords, b += kAgreedWords) {
+    for (int k = 0; k < kAgreedWords - 1; ++k) b[k] = std::max(a[k], b[k]);
+    b[kAgreedWords - 1] += a[kAgreedWords - 1];
+  }
+}
+
 int hashed_home(I64 id, int p) { return static_cast<int>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(p)); }
 
 // ---------------------------------------------------------------------------------------------
@@ -407,11 +419,16 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
 const char* lookup_name(LookupMethod method) { return method == LookupMethod::automatic ? "auto" : entry(method).name; }
 
 // What the measurements support (docs/PERFORMANCE.md "Finding owners from global ids", METIS
-// parts of two meshes on fat trees of 4 to 256 ranks): the hashed directory up to 16 ranks, ring4d
-// at 64 and 256 ranks when its grid has no dimension of extent 1 (otherwise it is a lesser ring);
-// beyond 256 ranks, not measured, the directory, whose work per rank does not grow with p where
-// every ring's does.
-LookupMethod auto_lookup(int p) {
+// parts of two meshes on fat trees of 4 to 256 ranks, their ids numbered by mesh entity and part by
+// part): blocks of consecutive ids when the ids are dense enough to fill the blocks evenly and no
+// rank's ids fall in more than kFewDirectoryRanks other ranks' blocks (always so up to
+// kFewDirectoryRanks + 1 ranks); otherwise the hashed directory up to 16 ranks, ring4d at 64 and
+// 256 ranks when its grid has no dimension of extent 1 (otherwise it is a lesser ring); beyond 256
+// ranks, not measured, the directory, whose work per rank does not grow with p where every ring's
+// does.
+LookupMethod auto_lookup(int p, const BlockStatistic& ids) {
+  const bool dense = ids.top < 2 * ids.owned_ids;   // at least half of 0 .. top owned
+  if (dense && (p <= kFewDirectoryRanks + 1 || ids.ranks_above == 0)) return LookupMethod::directory_block;
   if (p < 64 || p > 256) return LookupMethod::directory;
   int dims[4] = {0, 0, 0, 0};
   MPI_Dims_create(p, 4, dims);
@@ -450,35 +467,62 @@ LookupOptions take_lookup_options(std::string& spec) {
 
 OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, const LookupOptions& options,
                         const std::string& local_error) {
-  int p = 0;
+  int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &me);
   // Every rank must run the same method (one MPI_Allreduce; the first collective of each method
-  // differs, so a difference would hang): when they differ, every rank stops here.
+  // differs, so a difference would hang): when they differ, every rank stops here. The same
+  // reduction finds the largest id (the directory's blocks) and the ids owned in all (lookup=auto's
+  // density): the largest of the first five words, the sum of the sixth.
   std::string local = local_error;
-  {
-    int mine[4] = {static_cast<int>(options.method), -static_cast<int>(options.method), static_cast<int>(options.reverse),
-                   -static_cast<int>(options.reverse)};
-    int all[4];
-    MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MAX, comm);
-    if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
-      if (local.empty())
-        local = std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
-                reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
-      agree(comm, Error::Kind::usage, local);
-    }
-  }
-  const LookupMethod method = options.method == LookupMethod::automatic ? auto_lookup(p) : options.method;
-  const MethodEntry& m = entry(method);
-  if (m.dims > 0) return ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
-  if (method == LookupMethod::directory) return directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
-  // Blocks of consecutive ids, as the paper's experiments assign them: the largest id (one
-  // MPI_Allreduce) split into p blocks of ceil((max + 1) / p) ids.
   I64 top = -1;
   for (I64 id : owned) top = std::max(top, id);
   for (I64 id : needed) top = std::max(top, id);
-  MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_INT64_T, MPI_MAX, comm);
+  I64 all[kAgreedWords] = {static_cast<I64>(options.method), -static_cast<I64>(options.method), static_cast<I64>(options.reverse),
+                           -static_cast<I64>(options.reverse), top, static_cast<I64>(owned.size())};
+  {
+    MPI_Datatype words;
+    MPI_Op op;
+    MPI_Type_contiguous(kAgreedWords, MPI_INT64_T, &words);
+    MPI_Type_commit(&words);
+    MPI_Op_create(&max_max_sum, 1, &op);
+    MPI_Allreduce(MPI_IN_PLACE, all, 1, words, op, comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&words);
+  }
+  if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
+    if (local.empty())
+      local = std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
+              reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
+    agree(comm, Error::Kind::usage, local);
+  }
+  top = all[4];
+  // Blocks of consecutive ids, as the paper's experiments assign them: the largest id split into p
+  // blocks of top / p + 1 ids.
   const I64 block = std::max<I64>(1, top / p + 1);
-  return directory(comm, owned, needed, [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); }, options.reverse, local);
+  const auto block_home = [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); };
+  LookupMethod method = options.method;
+  if (method == LookupMethod::automatic) {
+    BlockStatistic ids{top, all[5], 0};
+    if (ids.top < 2 * ids.owned_ids && p > kFewDirectoryRanks + 1) {
+      // Where the blocks could spread: one MPI_Allreduce of the ranks whose ids fall in more than
+      // kFewDirectoryRanks other ranks' blocks.
+      std::vector<char> seen(static_cast<std::size_t>(p), 0);
+      for (I64 id : owned) seen[static_cast<std::size_t>(block_home(id))] = 1;
+      for (I64 id : needed) seen[static_cast<std::size_t>(block_home(id))] = 1;
+      seen[static_cast<std::size_t>(me)] = 0;
+      ids.ranks_above = std::count(seen.begin(), seen.end(), 1) > kFewDirectoryRanks ? 1 : 0;
+      MPI_Allreduce(MPI_IN_PLACE, &ids.ranks_above, 1, MPI_INT64_T, MPI_SUM, comm);
+    }
+    method = auto_lookup(p, ids);
+  }
+  const MethodEntry& m = entry(method);
+  OwnerLookup r;
+  if (m.dims > 0) r = ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
+  else if (method == LookupMethod::directory) r = directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
+  else r = directory(comm, owned, needed, block_home, options.reverse, local);
+  r.method = method;
+  return r;
 }
 
 }  // namespace commfit::runtime

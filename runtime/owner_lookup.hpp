@@ -29,10 +29,10 @@ namespace commfit::runtime {
 enum class LookupMethod { automatic, directory, directory_block, ring, ring2d, ring3d, ring4d };
 enum class ReverseMethod { nbx, allreduce, reduce_scatter };
 
-// The pattern's own option words (docs/PATTERN.md "Choosing the lookup"): lookup=METHOD|auto and
+// The pattern's own option words (docs/PATTERN.md "How the owners are found"): lookup=METHOD|auto and
 // reverse=METHOD|auto (the sparse exchange of the rings' reverse step and of the directory's
-// registrations and queries). lookup=auto is chosen by find_owners from p (auto_lookup);
-// reverse=auto is reduce-scatter.
+// registrations and queries). lookup=auto is chosen by find_owners from p and the ids' blocks
+// (auto_lookup); reverse=auto is reduce-scatter.
 struct LookupOptions {
   LookupMethod method = LookupMethod::automatic;
   ReverseMethod reverse = ReverseMethod::reduce_scatter;
@@ -46,8 +46,17 @@ LookupOptions take_lookup_options(std::string& spec);
 // The method's name as the option spells it ("ring2d"; "auto" for automatic).
 const char* lookup_name(LookupMethod method);
 
+// What lookup=auto knows of the ids, agreed by every rank: the largest id, the ids owned in all,
+// and, where it matters (more than kFewDirectoryRanks + 1 ranks, dense ids), how many ranks have
+// ids (owned or needed) in the blocks of more than kFewDirectoryRanks other ranks under
+// directory-block (blocks of top / p + 1 consecutive ids); 0 where it was not counted.
+constexpr int kFewDirectoryRanks = 32;
+struct BlockStatistic {
+  std::int64_t top = -1, owned_ids = 0, ranks_above = 0;
+};
+
 // The method lookup=auto runs on p ranks (docs/PATTERN.md "How the owners are found").
-LookupMethod auto_lookup(int p);
+LookupMethod auto_lookup(int p, const BlockStatistic& ids);
 
 struct Served {
   std::int64_t needer, position, index;   // owned[index] is needer's needed[position]
@@ -57,6 +66,7 @@ struct OwnerLookup {
   std::vector<int> owner;                   // per needed[j]: the rank that owns it
   std::vector<std::int64_t> owner_index;    // per needed[j]: its index in the owner's owned[]
   std::vector<Served> served;               // what this rank owns and others (or it) need, by needer then position
+  LookupMethod method = LookupMethod::directory;   // the method that ran (lookup=auto's choice)
   std::int64_t directory_ids = 0;           // ids this rank kept as a directory rank (directory methods)
   double reverse_seconds = 0;               // MPI_Wtime this rank spent in the rings' reverse step (for benchmarks)
 };

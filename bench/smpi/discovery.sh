@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Finding owners from global ids under SMPI (docs/PERFORMANCE.md "Finding owners from global ids"):
-# a gmsh mesh of examples/extract partitioned by METIS as `commfit extract` partitions it (vertex
-# numbers as the global ids; each rank owns its part's vertices and needs its halo), on the
+# a gmsh mesh of examples/extract partitioned by METIS as `commfit extract` partitions it (each
+# rank owns its part's vertices and needs its halo; the global ids as --ids says), on the
 # bench's fat trees (platforms.py fattree-P, one rank per host), flow model with run.py's SMPI_CFG
 # plus the polling and collective options below.
 # For each rank count smpi_discovery times owner discovery with every lookup and reverse method,
@@ -9,18 +9,31 @@
 # it), then one gather per call: the pattern's (planned in the job: strategy auto on the
 # platform's topology with run.py's tau and bandwidth), its plan without the per-call count check,
 # and a hand-written AC loop.
-# Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check) and one line per
-# rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
+# Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check), its comment lines
+# (what lookup=auto ran, the gather's plan) and one line per rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
 #
-#   bench/smpi/discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]
+#   bench/smpi/discovery.sh [--ids native|by-part] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]
 #
+# --ids (bench_smpi_mesh_ids's): native, the default, takes gmsh's vertex numbers as the global ids
+# (numbered by mesh entity, so a part's ids spread over the whole range); by-part renumbers the
+# vertices part by part (part 0's first, gmsh's order within a part), as codes number them once a
+# partition is applied. By-part runs are labelled MESH/by-part (CSV lines, OUT/MESH.by-part.P.*).
 # MESH: plate (2D, 54,444 vertices; the default), bore_block (3D, 205,595 vertices) or tiny (plate
 # meshed 10x coarser: the smoke test's). RANKS: default 4 16 64 256 (each must be a fattree-P of
 # platforms.py: 4, 16, 64, 256, 1024, 4096). BUILD holds commfit's build (bench_smpi_mesh_ids).
 # PROGRAM_OPTIONS go to smpi_discovery, e.g. `-- --lookups directory,ring4d --mpia none` to time
 # fewer methods (its header lists them).
 set -euo pipefail
-usage="usage: discovery.sh BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
+usage="usage: discovery.sh [--ids native|by-part] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
+numbering=native
+if [[ ${1:-} == --ids ]]; then
+  numbering=${2:?$usage}
+  shift 2
+fi
+case $numbering in
+  native | by-part) ;;
+  *) echo "discovery.sh: --ids $numbering: expected native or by-part" >&2; exit 2 ;;
+esac
 build=${1:?$usage}
 program=${2:?$usage}
 out=${3:?$usage}
@@ -67,12 +80,14 @@ except subprocess.TimeoutExpired:
 ' "$@"
 }
 
+label=$mesh stem=$mesh
+[[ $numbering == native ]] || label=$mesh/$numbering stem=$mesh.$numbering
 failed=0
 for p in "${ranks[@]}"; do
   platform=fattree-$p
   topo=$(python3 "$here/platforms.py" "$out" "$platform" | cut -d' ' -f2)
-  ids="$out/$mesh.$p.ids"
-  [[ -s $ids ]] || "$build/bench/smpi/bench_smpi_mesh_ids" "$out/$mesh.msh" "$p" "$ids" | sed 's/^/# /'
+  ids="$out/$stem.$p.ids"
+  [[ -s $ids ]] || "$build/bench/smpi/bench_smpi_mesh_ids" "$out/$mesh.msh" "$p" "$ids" --ids "$numbering" | sed 's/^/# /'
   # Timeouts as run.py's (240 s of wall time, 1800 s at 1024 ranks and more), 900 s at 256 ranks,
   # where the 1-D ring's 255 steps of 256 ranks take minutes of wall time.
   timeout=240
@@ -81,10 +96,11 @@ for p in "${ranks[@]}"; do
   t0=$(date +%s)
   rc=0
   with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
-    "$program" --ids "$ids" --label "$mesh" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" ${extra[@]+"${extra[@]}"} > "$out/$mesh.$p.log" 2>&1 || rc=$?
-  if ! grep "^$mesh," "$out/$mesh.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
-  grep -q ",WRONG$" "$out/$mesh.$p.log" && rc=1
-  echo "# $mesh p=$p: $(( $(date +%s) - t0 )) s of wall time, exit status $rc"
-  [[ $rc -eq 0 ]] || { failed=1; tail -5 "$out/$mesh.$p.log" | sed 's/^/# /'; }
+    "$program" --ids "$ids" --label "$label" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" ${extra[@]+"${extra[@]}"} > "$out/$stem.$p.log" 2>&1 || rc=$?
+  grep "^# $label p=" "$out/$stem.$p.log" || true   # what lookup=auto ran, the gather's plan
+  if ! grep "^$label," "$out/$stem.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
+  grep -q ",WRONG$" "$out/$stem.$p.log" && rc=1
+  echo "# $label p=$p: $(( $(date +%s) - t0 )) s of wall time, exit status $rc"
+  [[ $rc -eq 0 ]] || { failed=1; tail -5 "$out/$stem.$p.log" | sed 's/^/# /'; }
 done
 exit $failed

@@ -1,7 +1,8 @@
 // smpi_discovery: finding owners from global ids at scale, under SMPI (docs/PERFORMANCE.md "Finding
 // owners from global ids"). Each rank owns one part of a METIS-partitioned mesh and needs its halo
 // (bench_smpi_mesh_ids writes the ids). The program times, in simulated seconds:
-//   discover  runtime/owner_lookup.hpp's find_owners with each lookup method and each reverse
+//   discover  runtime/owner_lookup.hpp's find_owners with each lookup method (`auto` too, when
+//             --lookups names it: a comment line says what it ran) and each reverse
 //             method (the directories' registrations and queries use it too): every rank starts at a common instant after a barrier
 //             (smpi_bench.h aligned_start); the time is the last rank's finish; the median of --reps
 //             runs. check = the same owners, indices and served lists as the hashed directory's.
@@ -49,6 +50,7 @@ namespace {
 
 using namespace commfit::smpi_bench;
 using commfit::runtime::find_owners;
+using commfit::runtime::LookupMethod;
 using commfit::runtime::LookupOptions;
 using commfit::runtime::OwnerLookup;
 using I64 = std::int64_t;
@@ -229,7 +231,6 @@ int run(int argc, char** argv) {
 
   // 1. Owner discovery, every method.
   for (const std::string& lookup : a.lookups.empty() ? default_lookups(p) : a.lookups) {
-    const bool directory = lookup.rfind("directory", 0) == 0;
     for (const std::string& reverse : a.reverses) {
       const LookupOptions o = options_of(lookup, reverse);
       OwnerLookup got;
@@ -242,7 +243,9 @@ int run(int argc, char** argv) {
       const bool wrong = any_rank(!same(got, ref));
       failed |= wrong;
       if (me == 0) row.print("discover", lookup, reverse, s, wrong);
-      if (!directory) {
+      if (me == 0 && o.method == LookupMethod::automatic)
+        std::printf("# %s p=%d: lookup=auto ran %s\n", a.label.c_str(), p, commfit::runtime::lookup_name(got.method));
+      if (got.method != LookupMethod::directory && got.method != LookupMethod::directory_block) {   // a ring: its reverse step
         std::vector<double> last(reverse_mine.size());
         MPI_Reduce(reverse_mine.data(), last.data(), static_cast<int>(last.size()), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         std::sort(last.begin(), last.end());

@@ -1,0 +1,104 @@
+// lookup=auto's rule (runtime/owner_lookup.hpp auto_lookup, docs/PATTERN.md "How the owners are
+// found"): the rule itself on the statistic's values at 4 to 1024 ranks, and what find_owners runs
+// under lookup=auto on ids numbered part by part (directory-block), on sparse ids that would leave
+// most blocks empty (the hashed directory below 64 ranks) and on ids whose rank has a problem (the
+// error, as every method raises it). Every choice must find the hashed directory's owners.
+#include "runtime/owner_lookup.hpp"
+
+#include "backends/exec/commfit_exec.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using commfit::runtime::auto_lookup;
+using commfit::runtime::BlockStatistic;
+using commfit::runtime::find_owners;
+using commfit::runtime::LookupMethod;
+using commfit::runtime::LookupOptions;
+using commfit::runtime::OwnerLookup;
+
+namespace {
+
+int rank = 0, size = 0, failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) ++failures, std::fprintf(stderr, "FAIL rank %d: %s\n", rank, what.c_str());
+}
+
+LookupOptions options(const char* words) {
+  std::string spec = words;
+  return commfit::runtime::take_lookup_options(spec);
+}
+
+bool same(const OwnerLookup& a, const OwnerLookup& b) {
+  if (a.owner != b.owner || a.owner_index != b.owner_index || a.served.size() != b.served.size()) return false;
+  for (std::size_t k = 0; k < a.served.size(); ++k)
+    if (a.served[k].needer != b.served[k].needer || a.served[k].position != b.served[k].position || a.served[k].index != b.served[k].index)
+      return false;
+  return true;
+}
+
+// Rank r owns `per` ids from first(r), step apart, and needs the next rank's first 10.
+OwnerLookup run(const char* words, std::int64_t step, std::int64_t per) {
+  std::vector<std::int64_t> owned, needed;
+  for (std::int64_t k = 0; k < per; ++k) owned.push_back((rank * per + k) * step);
+  for (std::int64_t k = 0; k < 10; ++k) needed.push_back((((rank + 1) % size) * per + k) * step);
+  return find_owners(MPI_COMM_WORLD, owned, needed, options(words), "");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  // The rule. Dense ids, no rank on more than 32 other ranks' blocks: directory-block at any p.
+  for (int p : {4, 16, 64, 256, 1024}) check(auto_lookup(p, BlockStatistic{999, 1000, 0}) == LookupMethod::directory_block, "dense, few blocks");
+  check(auto_lookup(64, BlockStatistic{1999, 1000, 0}) == LookupMethod::directory_block, "half dense: directory-block");
+  // Up to 33 ranks no rank can have more than 32 others' blocks: dense ids are enough.
+  const BlockStatistic spread{999, 1000, 1}, sparse{2000, 1000, 0};
+  check(auto_lookup(4, spread) == LookupMethod::directory_block && auto_lookup(33, spread) == LookupMethod::directory_block, "33 ranks or fewer, dense");
+  // Less than half dense, or a rank on more than 32 blocks beyond 33 ranks: the rule by p.
+  check(auto_lookup(4, sparse) == LookupMethod::directory, "4 ranks, sparse: directory");
+  check(auto_lookup(16, sparse) == LookupMethod::directory, "16 ranks, sparse: directory");
+  for (const BlockStatistic& s : {spread, sparse}) {
+    check(auto_lookup(34, s) == LookupMethod::directory, "34 ranks: directory");
+    check(auto_lookup(64, s) == LookupMethod::ring4d, "64 ranks: ring4d");
+    check(auto_lookup(256, s) == LookupMethod::ring4d, "256 ranks: ring4d");
+    check(auto_lookup(96, s) == LookupMethod::ring4d, "96 ranks (4x3x2x2): ring4d");
+    check(auto_lookup(67, s) == LookupMethod::directory, "67 ranks (prime): directory");
+    check(auto_lookup(1024, s) == LookupMethod::directory, "1024 ranks: directory");
+  }
+
+  // find_owners under lookup=auto, on this job's ranks.
+  const OwnerLookup ref = run("lookup=directory", 1, 100), by_part = run("lookup=auto", 1, 100);
+  check(by_part.method == LookupMethod::directory_block, "ids by part: lookup=auto runs directory-block");
+  check(same(by_part, ref), "ids by part: lookup=auto finds the directory's owners");
+  const OwnerLookup ref_sparse = run("lookup=directory", 3, 100), sparse_ids = run("lookup=auto reverse=nbx", 3, 100);
+  check(sparse_ids.method == LookupMethod::directory, "ids a third dense: lookup=auto runs the hashed directory");
+  check(same(sparse_ids, ref_sparse), "sparse ids: lookup=auto finds the directory's owners");
+
+  // A rank's own problem (a negative id, as the pattern reports it: its ids left out) is raised on
+  // every rank.
+  {
+    const bool bad = rank == size - 1;
+    std::vector<std::int64_t> owned{rank * 10 + 0, rank * 10 + 1}, needed{rank * 10};
+    if (bad) owned.clear(), needed.clear();
+    std::string message;
+    try {
+      find_owners(MPI_COMM_WORLD, owned, needed, options("lookup=auto"), bad ? "id -5 is negative (needed[0])" : "");
+    } catch (const commfit::exec::Error& e) {
+      message = e.what();
+    }
+    check(message.find("id -5 is negative") != std::string::npos, "a rank's own problem under lookup=auto: raised on every rank");
+  }
+
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("owner_lookup: %s (%d ranks)\n", all == 0 ? "ok" : "FAILED", size);
+  MPI_Finalize();
+  return all == 0 ? 0 : 1;
+}
