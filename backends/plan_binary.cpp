@@ -154,11 +154,17 @@ std::uint8_t* encode_step(std::uint8_t* p, const Step& s, Phase previous_phase, 
   return p;
 }
 
-// Appends rank `rs`'s slice to `out`: sends, recvs, steps.
+// Appends rank `rs`'s slice to `out`: sends, recvs, the posting order when there is one (its
+// length, then each peer), steps.
 void encode_slice(const RankSchedule& rs, ByteBuffer& out) {
-  std::uint8_t* p = out.tail((rs.sends.size() + rs.recvs.size()) * kMaxPeerBytes + rs.steps.size() * kMaxStepBytes);
+  std::uint8_t* p = out.tail((rs.sends.size() + rs.recvs.size()) * kMaxPeerBytes + (rs.send_order.size() + 1) * 5 +
+                             rs.steps.size() * kMaxStepBytes);
   p = encode_peers(p, rs.sends, rs.rank, "sends");
   p = encode_peers(p, rs.recvs, rs.rank, "recvs");
+  if (!rs.send_order.empty()) {
+    p = put_varint(p, rs.send_order.size());
+    for (Rank peer : rs.send_order) p = put_varint(p, static_cast<std::uint32_t>(peer));
+  }
   Phase phase = 0;
   for (const Step& s : rs.steps) {
     p = encode_step(p, s, phase, rs.rank);
@@ -187,6 +193,19 @@ class SliceDecoder {
       out[item_].bytes = varint("bytes");
       least += gap + 1;
     }
+    list_ = nullptr;
+  }
+
+  // The posting order: its length (at least 1, at most one peer per byte left), then each peer.
+  void send_order(std::vector<Rank>& out) {
+    list_ = "send_order";
+    item_ = 0;
+    const std::uint64_t n = varint("length");
+    if (n == 0 || n > static_cast<std::uint64_t>(end_ - p_))
+      fail("a posting order of " + std::to_string(n) + " peers (at least 1, and no more than the " +
+           std::to_string(end_ - p_) + " bytes left in the slice)");
+    out.resize(n);
+    for (item_ = 0; item_ < n; ++item_) out[item_] = rank_field("peer");
     list_ = nullptr;
   }
 
@@ -471,10 +490,12 @@ RankSchedule decode_slice(const InFile& f, const Header& h, std::uint32_t k, con
     throw InputError(f.name(), "rank " + std::to_string(rank) + " slice", "checksum mismatch (file corrupted)");
   RankSchedule r = idle_rank(h, rank);
   r.staging_bytes = get_u64(e + eStaging);
-  r.max_outstanding = get_u32(e + eWindow);   // checked with the rest (check_rank_schedule)
+  const std::uint32_t window = get_u32(e + eWindow);
+  r.max_outstanding = window & ~kPlanBinaryListedOrder;   // checked with the rest (check_rank_schedule)
   SliceDecoder d(f.name(), rank, static_cast<Rank>(h.ranks), s, bytes);
   d.peers(r.sends, get_u32(e + eSends), "sends");
   d.peers(r.recvs, get_u32(e + eRecvs), "recvs");
+  if (window & kPlanBinaryListedOrder) d.send_order(r.send_order);
   d.steps(r.steps, get_u64(e + eSteps));
   d.end();
   if (is_idle(r)) throw InputError(f.name(), entry_place(k), "holds an idle rank (an idle rank has no entry)");
@@ -690,7 +711,7 @@ void PlanBinaryWriter::add(const RankSchedule& rs) {
   put_u64(e + eStaging, rs.staging_bytes);
   put_u32(e + eRank, static_cast<std::uint32_t>(rs.rank));
   put_u32(e + ePhases, rs.phases);
-  put_u32(e + eWindow, rs.max_outstanding);
+  put_u32(e + eWindow, rs.max_outstanding | (rs.send_order.empty() ? 0 : kPlanBinaryListedOrder));
   put_u32(e + eEntryCheck, entry_check(e));
   put_u64(e + eChecksum, slice_checksum(e, w.out.data() + start, bytes));
   w.offset += bytes;

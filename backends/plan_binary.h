@@ -6,8 +6,9 @@
 // Layout, version 3 (all fixed-size integers little-endian; docs/FORMAT.md §3.3 has every byte):
 //   header   256 bytes: magic "CFITPLAN", version, ranks, phases, file size, where the index and
 //            the manifest are, the matrix fingerprint, the plan hash; checksummed itself.
-//   slices   per rank with an index entry, in rank order, end to end: sends and recvs, then the
-//            steps, in LEB128 varints (about 8 bytes a direct step instead of version 2's 48).
+//   slices   per rank with an index entry, in rank order, end to end: sends and recvs, the
+//            posting order when the rank has one, then the steps, in LEB128 varints (about 8
+//            bytes a direct step instead of version 2's 48).
 //   index    64 bytes per rank that sends, receives or stages (in rank order; a rank without an
 //            entry is idle): the offset and size of its slice, its counts (sends, recvs, steps),
 //            staging bytes, phases, a check of the entry and a checksum over entry and slice.
@@ -35,6 +36,9 @@ inline constexpr std::size_t kPlanBinaryIndexEntryBytes = 64;
 // Header bytes 28..31: how slices are encoded. 1 = the varints of docs/FORMAT.md §3.3 (version 2
 // had its fixed step size, 48, there).
 inline constexpr std::uint32_t kPlanBinarySliceEncoding = 1;
+// Index entry bytes 48..51 hold the request window (max_outstanding, at most 2^20) and, in this
+// bit, that the slice carries the rank's posting order (RankSchedule::send_order).
+inline constexpr std::uint32_t kPlanBinaryListedOrder = std::uint32_t{1} << 31;
 
 // True when the file starts with the binary plan's magic (false when unreadable), whatever its
 // version: such a file may be replaced by a new plan.

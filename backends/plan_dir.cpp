@@ -109,6 +109,11 @@ std::string rank_schedule_json(const RankSchedule& r) {
   list("sends", r.sends);
   out += ",";
   list("recvs", r.recvs);
+  if (!r.send_order.empty()) {
+    out += ",\n \"send_order\": [";
+    for (std::size_t k = 0; k < r.send_order.size(); ++k) out += (k ? ", " : "") + std::to_string(r.send_order[k]);
+    out += "]";
+  }
   out += ",\n \"steps\": [";
   for (std::size_t k = 0; k < r.steps.size(); ++k) {
     const Step& s = r.steps[k];
@@ -174,6 +179,12 @@ RankSchedule rank_schedule_from(const json& j, const std::string& file) {
     r.max_outstanding = static_cast<std::uint32_t>(f.as_uint(*w, "/max_outstanding", kMaxWindow));
   r.sends = peer_list(f.need("sends"), file, "/sends", r.ranks, f);
   r.recvs = peer_list(f.need("recvs"), file, "/recvs", r.ranks, f);
+  if (const json* order = f.maybe("send_order")) {
+    if (!order->is_array() || order->empty()) throw InputError(file, "/send_order", "expected a non-empty array of ranks");
+    r.send_order.reserve(order->size());
+    for (std::size_t k = 0; k < order->size(); ++k)
+      r.send_order.push_back(static_cast<Rank>(f.as_uint((*order)[k], "/send_order/" + std::to_string(k), static_cast<std::uint64_t>(r.ranks) - 1)));
+  }
   const json& steps = f.need("steps");
   if (!steps.is_array()) throw InputError(file, "/steps", "expected an array");
   r.steps.reserve(steps.size());

@@ -55,7 +55,7 @@ class Simulation {
     ranks_ = plan.ranks();
     if (plan.messages_dropped() || plan.messages().size() > kSimulationMessages) return;   // not simulated: build nothing for it
     messages_ = plan.messages();
-    protocols_.emplace(messages_, plan.max_outstanding(), overhead, net.eager_limit, events_);
+    protocols_.emplace(messages_, plan.max_outstanding(), plan.listed_order(), overhead, net.eager_limit, events_);
     collect();
   }
 
@@ -345,7 +345,8 @@ class Simulation {
 std::vector<PlanMessage> plan_messages(const Plan& plan) { return PlanTraffic(plan).messages(); }
 
 PlanTraffic::PlanTraffic(Rank ranks, Phase phases, bool keep_messages)
-    : ranks_(ranks), phases_(phases), keep_(keep_messages), max_outstanding_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
+    : ranks_(ranks), phases_(phases), keep_(keep_messages), max_outstanding_(static_cast<std::size_t>(ranks), 0),
+      listed_order_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
       bytes_out_(static_cast<std::size_t>(ranks), 0), bytes_in_(static_cast<std::size_t>(ranks), 0), runs_out_(static_cast<std::size_t>(ranks), 0),
       runs_in_(static_cast<std::size_t>(ranks), 0) {}
 
@@ -357,7 +358,8 @@ PlanTraffic::PlanTraffic(const Plan& plan, bool keep_messages)
 void PlanTraffic::add(const RankSchedule& r) {
   commfit_assert(r.rank >= 0 && r.rank < ranks_, "PlanTraffic", "a rank schedule of another plan");
   max_outstanding_[r.rank] = r.max_outstanding;
-  const std::size_t n = r.steps.size();
+  listed_order_[r.rank] = !r.send_order.empty();
+  const std::size_t first = messages_.size(), n = r.steps.size();
   // A receive: a message in when it starts a run of receives of one phase and peer.
   auto received = [&](std::size_t k) {
     const Step& x = r.steps[k];
@@ -396,6 +398,17 @@ void PlanTraffic::add(const RankSchedule& r) {
       }
     }
     k = end;
+  }
+  // A listed posting order: each phase's messages in the order of their peers there (a peer's
+  // pieces keep their order), as the executor posts them.
+  if (!dropped_ && !r.send_order.empty()) {
+    std::vector<std::pair<Rank, std::uint32_t>> position(r.send_order.size());
+    for (std::size_t k = 0; k < r.send_order.size(); ++k) position[k] = {r.send_order[k], static_cast<std::uint32_t>(k)};
+    std::sort(position.begin(), position.end());
+    auto at = [&](Rank peer) { return std::lower_bound(position.begin(), position.end(), std::pair{peer, std::uint32_t{0}})->second; };
+    std::stable_sort(messages_.begin() + static_cast<std::ptrdiff_t>(first), messages_.end(), [&](const PlanMessage& a, const PlanMessage& b) {
+      return a.phase != b.phase ? a.phase < b.phase : at(a.to) < at(b.to);
+    });
   }
 }
 

@@ -5,7 +5,8 @@
 // What it simulates, per rank, phase after phase (no barrier: a rank starts phase k + 1 when its
 // own messages of phase k are done, as backends/exec does):
 //  - posting: each send costs the rank `overhead` of CPU, one after another (SMPI's smpi/ois), in
-//    the executor's rotated order (to the ranks above it first, ascending, then wrapping around);
+//    the executor's rotated order (to the ranks above it first, ascending, then wrapping around),
+//    or in the order its schedule lists (RankSchedule::send_order);
 //  - a message (all pieces to one peer in one phase) then waits `latency` = tau - 2 overhead and
 //    flows at the rate max-min fair sharing gives it: every rank's injection and ejection port
 //    and, with a topology, every link of its route has capacity `bandwidth`, and no single flow
@@ -87,6 +88,9 @@ class PlanTraffic {
   const std::vector<PlanMessage>& messages() const { return messages_; }
   bool messages_dropped() const { return dropped_; }
   const std::vector<std::uint32_t>& max_outstanding() const { return max_outstanding_; }   // per rank, its request window
+  // Per rank: 1 when its schedule lists its posting order (its messages of each phase are then
+  // in that order in `messages`), 0 when it posts rotated.
+  const std::vector<std::uint8_t>& listed_order() const { return listed_order_; }
   const std::vector<Bytes>& phase_max() const { return phase_max_; }      // per phase, its largest message
   // Per rank: messages sent and received (runs of one phase and peer) and their bytes.
   const std::vector<std::int64_t>& runs_out() const { return runs_out_; }
@@ -102,6 +106,7 @@ class PlanTraffic {
   bool dropped_ = false;
   std::vector<PlanMessage> messages_;
   std::vector<std::uint32_t> max_outstanding_;
+  std::vector<std::uint8_t> listed_order_;
   std::vector<Bytes> phase_max_, bytes_out_, bytes_in_;
   std::vector<std::int64_t> runs_out_, runs_in_;
   Bytes sent_ = 0;

@@ -127,6 +127,30 @@ class RankChecker {
       problem(0, "/recvs", "the self message has " + std::to_string(self_sent) + " bytes in sends but " +
                                std::to_string(self_received) + " in recvs");
     for (std::size_t k = 0; k < rs_.steps.size() && !full(); ++k) step(k);
+    if (!rs_.send_order.empty() && !full()) send_order();
+  }
+
+  // The posting order names every peer the send steps address, each once, and no other.
+  void send_order() {
+    const auto& order = rs_.send_order;
+    for (std::size_t k = 0; k < order.size(); ++k)
+      if (order[k] < 0 || order[k] >= rs_.ranks || order[k] == rs_.rank)
+        return problem(0, "/send_order/" + std::to_string(k),
+                       order[k] == rs_.rank ? "the posting order names this rank" : out_of_range("peer", order[k]));
+    std::vector<Rank> listed(order), addressed;
+    for (const Step& s : rs_.steps)
+      if (s.op == Op::send) addressed.push_back(s.peer);
+    std::sort(listed.begin(), listed.end());
+    std::sort(addressed.begin(), addressed.end());
+    addressed.erase(std::unique(addressed.begin(), addressed.end()), addressed.end());
+    if (const auto twice = std::adjacent_find(listed.begin(), listed.end()); twice != listed.end())
+      return problem(0, "/send_order", "peer " + std::to_string(*twice) + " is listed twice");
+    if (listed != addressed) {
+      const auto [a, b] = std::mismatch(listed.begin(), listed.end(), addressed.begin(), addressed.end());
+      const bool extra = b == addressed.end() || (a != listed.end() && *a < *b);
+      problem(0, "/send_order", extra ? "peer " + std::to_string(*a) + " is listed but no send step addresses it"
+                                      : "send steps address peer " + std::to_string(*b) + ", which the posting order leaves out");
+    }
   }
 
   void step(std::size_t k) {
@@ -290,6 +314,11 @@ std::uint64_t rank_schedule_hash(const RankSchedule& r) {
     for (std::uint64_t v : {std::uint64_t(s.phase), std::uint64_t(s.op), std::uint64_t(s.buffer), std::uint64_t(s.peer),
                             std::uint64_t(s.src), std::uint64_t(s.dst), s.offset, s.bytes, s.stage_offset})
       h = hash_fold(h, v);
+  // Folded only when present, so that a schedule without one hashes as it always has.
+  if (!r.send_order.empty()) {
+    h = hash_fold(h, 0x6f72646572000000ULL ^ r.send_order.size());   // "order"
+    for (Rank peer : r.send_order) h = hash_fold(h, std::uint64_t(peer));
+  }
   return h;
 }
 

@@ -60,6 +60,11 @@ struct RankSchedule {
   std::vector<PeerBytes> sends;   // row `rank` of COM, nonzero, in peer order (self included)
   std::vector<PeerBytes> recvs;   // column `rank` of COM, nonzero, in peer order (self included)
   std::vector<Step> steps;        // in phase order; within a phase: recv, send, copy
+  // The order in which the rank posts its sends (the plan's posting order): every peer its send
+  // steps address, once each; a phase's sends go out in the order of their peers here. Empty: the
+  // executor's rotated order (the peers above the rank first, ascending, then wrapping around).
+  // A request window (the plan's or the executor's) posts in its own order instead.
+  std::vector<Rank> send_order;
 };
 
 struct CostSummary {
@@ -139,7 +144,8 @@ inline constexpr RankCheckOptions kFormatOnly{false, false, 1};
 
 // Checks what one rank can check of its schedule alone, without the other ranks' schedules or
 // the matrix; the plan readers, the executor's load and the verifier all call it. Format:
-// `rank` below `ranks`; max_outstanding 0 or in [2, kMaxWindow]; sends and recvs with peers in range and increasing, bytes in
+// `rank` below `ranks`; max_outstanding 0 or in [2, kMaxWindow]; send_order empty or the peers of
+// the send steps, each once; sends and recvs with peers in range and increasing, bytes in
 // [1, 2^53], the self message the same in both; steps in step_less order, phases below
 // `phases`, ranks in range, at least one byte, each op with a buffer it may use (a copy copies
 // the self message into the receive buffer; only a message's src sends from its send buffer,

@@ -10,7 +10,8 @@
 namespace commfit {
 
 PostingProtocols::PostingProtocols(std::span<const PlanMessage> messages, std::vector<std::uint32_t> max_outstanding,
-                                   double overhead_s, Bytes eager_limit, SimEventQueue& events)
+                                   const std::vector<std::uint8_t>& listed_order, double overhead_s, Bytes eager_limit,
+                                   SimEventQueue& events)
     : messages_(messages), max_outstanding_(std::move(max_outstanding)), overhead_s_(overhead_s), eager_limit_(eager_limit),
       events_(events) {
   const std::size_t p = max_outstanding_.size(), n = messages_.size();
@@ -22,9 +23,10 @@ PostingProtocols::PostingProtocols(std::span<const PlanMessage> messages, std::v
     rank_messages_[m.from].send_phase.push_back(m.phase);
   }
   // Posting all, a rank sends a phase's messages rotated, as the executor does
-  // (backends/exec/load.cpp): to the ranks above it first, ascending, then wrapping around.
+  // (backends/exec/load.cpp): to the ranks above it first, ascending, then wrapping around. A
+  // rank that lists its posting order keeps its messages' order (PlanTraffic put them in it).
   for (Rank r = 0; r < ranks; ++r) {
-    if (max_outstanding_[r] > 0) continue;
+    if (max_outstanding_[r] > 0 || listed_order[static_cast<std::size_t>(r)]) continue;
     RankMessages& l = rank_messages_[r];
     for (std::size_t k = 0; k < l.sends.size();) {
       std::size_t end = k;

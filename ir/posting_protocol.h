@@ -5,7 +5,8 @@
 // schedule:
 //  - post all (no request window): the phase's receives are posted first (free), then its sends,
 //    `overhead` each, one after another (SMPI's smpi/ois), rotated as backends/exec/load.cpp
-//    orders them: to the ranks above the rank first, ascending, then wrapping around. Its eager
+//    orders them: to the ranks above the rank first, ascending, then wrapping around; or, where
+//    the rank's schedule lists a posting order (RankSchedule::send_order), in that order. Its eager
 //    sends complete together once the last send is posted; an eager message received costs the
 //    receiver `overhead` when it processes it (SMPI's smpi/or);
 //  - request window (max_outstanding k > 0, backends/exec's run_phase_window): the phase's sends
@@ -34,11 +35,12 @@ namespace commfit {
 
 class PostingProtocols {
  public:
-  // The messages (ids are positions in `messages`, which must outlive this) and each rank's request
-  // window (0: post all); the overhead of posting a send or processing an eager receive, and the
-  // eager limit. Events go to `events`.
-  PostingProtocols(std::span<const PlanMessage> messages, std::vector<std::uint32_t> max_outstanding, double overhead_s,
-                   Bytes eager_limit, SimEventQueue& events);
+  // The messages (ids are positions in `messages`, which must outlive this), each rank's request
+  // window (0: post all) and whether it lists its posting order (1: its messages of a phase are
+  // posted in their order in `messages`; 0: rotated); the overhead of posting a send or
+  // processing an eager receive, and the eager limit. Events go to `events`.
+  PostingProtocols(std::span<const PlanMessage> messages, std::vector<std::uint32_t> max_outstanding,
+                   const std::vector<std::uint8_t>& listed_order, double overhead_s, Bytes eager_limit, SimEventQueue& events);
 
   // Every rank enters its first phase at time 0.
   void start();

@@ -110,6 +110,7 @@ void Lowering::rank(Rank r, RankSchedule& out) {
   out.phases = phases_;
   out.matrix_fingerprint = fingerprint_;
   out.max_outstanding = 0;
+  out.send_order.clear();
   // Its row and its column of COM.
   out.sends.clear();
   out.recvs.clear();

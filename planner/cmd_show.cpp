@@ -105,6 +105,10 @@ int run_show(const ShowCommand& c) {
     const RankSchedule& r = plan.ranks[*c.rank];
     std::printf("rank %d: %zu steps, staging %llu B", r.rank, r.steps.size(), static_cast<unsigned long long>(r.staging_bytes));
     if (r.max_outstanding > 0) std::printf(", request window %u", r.max_outstanding);
+    if (!r.send_order.empty()) {
+      std::printf(", sends posted to");
+      for (Rank peer : r.send_order) std::printf(" %d", peer);
+    }
     std::printf("\n");
     for (const Step& s : r.steps) {
       std::printf("  phase %-5u %-4s %s %-6d %-28s %12llu B  %s", s.phase, to_string(s.op),

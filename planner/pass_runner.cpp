@@ -5,8 +5,8 @@
 namespace commfit {
 
 std::vector<std::string> lower_and_verify(const Schedule& s, const CommMatrix& m, const MatrixReading& reading, const VerifyRules& rules,
-                                          std::uint32_t window, Manifest& mf, const std::function<void(RankSchedule&)>& each, double& lower_s,
-                                          double& verify_s) {
+                                          std::uint32_t window, std::span<const std::vector<Rank>> send_order, Manifest& mf,
+                                          const std::function<void(RankSchedule&)>& each, double& lower_s, double& verify_s) {
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   Lowering lowering(s, m, reading.columns, reading.fingerprint);
@@ -21,6 +21,7 @@ std::vector<std::string> lower_and_verify(const Schedule& s, const CommMatrix& m
   for (Rank r = 0; r < m.ranks; ++r) {
     lowering.rank(r, rs);
     rs.max_outstanding = window;
+    if (!send_order.empty()) rs.send_order = send_order[static_cast<std::size_t>(r)];
     mf.staging_bytes_max = std::max(mf.staging_bytes_max, rs.staging_bytes);
     const auto t2 = Clock::now();
     verifier.add(rs);

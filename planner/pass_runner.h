@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -33,13 +34,14 @@ struct MatrixReading {
 };
 
 // Lowers `s` rank by rank (passes/lower.h) and verifies the plan as it streams by, never holding
-// it: each rank's schedule, with the plan's request window `window`, goes to the verifier and
-// then to `each`, which may move it away. `mf` gets the plan's ranks, phases, fingerprint and
+// it: each rank's schedule, with the plan's request window `window` and its posting order
+// `send_order[rank]` (none when `send_order` is empty), goes to the verifier and then to `each`,
+// which may move it away. `mf` gets the plan's ranks, phases, fingerprint and
 // staging_bytes_max; the seconds spent lowering and verifying are added to `lower_s` and
 // `verify_s`. Returns the verifier's problems (empty: the plan is valid).
 std::vector<std::string> lower_and_verify(const Schedule& s, const CommMatrix& m, const MatrixReading& reading, const VerifyRules& rules,
-                                          std::uint32_t window, Manifest& mf, const std::function<void(RankSchedule&)>& each, double& lower_s,
-                                          double& verify_s);
+                                          std::uint32_t window, std::span<const std::vector<Rank>> send_order, Manifest& mf,
+                                          const std::function<void(RankSchedule&)>& each, double& lower_s, double& verify_s);
 
 class PassRunner {
  public:
@@ -108,7 +110,7 @@ class PassRunner {
     if (verify_each_) {
       Manifest mf;
       double lower_s = 0, verify_s = 0;
-      const auto problems = lower_and_verify(s, m_, reading(), rules, 0, mf, {}, lower_s, verify_s);
+      const auto problems = lower_and_verify(s, m_, reading(), rules, 0, {}, mf, {}, lower_s, verify_s);
       if (!problems.empty()) internal_error(entry.entry.name, "the schedule fails verification: " + problems.front());
       log += ", verified";
     }

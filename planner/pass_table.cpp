@@ -20,6 +20,7 @@ constexpr PassEntry kPasses[] = {
     {Pass::decompose, {"decompose", "Ranka-Wang §4.1-4.2; König", "phases that are partial permutations (--algorithm optimal, lp, rs_n, rs_np)"}, true, node},
     {Pass::decompose_links, {"decompose-links", "Ranka-Wang §5 Fig. 4", "RS_NL/RS_NLP: partial permutations whose routes are link-disjoint (Check_Path/Mark_Path)"}, true, link},
     {Pass::post_all, {"post-all", "Ranka-Wang §3 (AC)", "one phase holding every message: no contention rule"}, true, none},
+    {Pass::posting_order, {"posting-order", "König; docs/FORMAT.md §3.2", "each rank's sends posted by colour of a bipartite edge colouring: a receiver's messages at distinct positions"}, false, keeps},
     {Pass::heap_split, {"heap-split", "Ranka-Wang §6", "RS_NLPH/RS_NLH: per-row heaps, M_thresh = k-th smallest size, lambda = k/n swept"}, true, link},
     {Pass::quantised_split, {"quantised-split", "beyond Ranka-Wang §6", "split messages into pieces <= q, colour the multigraph largest first (D or <= 2D-1 phases)"}, true, node},
     {Pass::profile_split, {"profile-split", "beyond Ranka-Wang §6", "cut a few messages so h+1 or h+2 phases have a lower sum of phase maxima (template search, matched cuts, level search)"}, true, node},

@@ -26,6 +26,7 @@ enum class Pass {
   decompose,         // Schedule
   decompose_links,   // Schedule
   post_all,          // Schedule
+  posting_order,     // PostingOrder
   heap_split,        // Schedule
   quantised_split,   // Schedule
   profile_split,     // Schedule

@@ -110,7 +110,7 @@ Manifest make_plan(const CommMatrix& matrix, const PlanOptions& o, PlanSink& sin
   PlanHash hash;
   double lower_s = 0, verify_s = 0;
   if (passes.progress) passes.progress(pass_entry(Pass::lower).entry.name);
-  const auto problems = lower_and_verify(s.schedule, m, passes.reading(), passes.rules, s.max_outstanding, mf,
+  const auto problems = lower_and_verify(s.schedule, m, passes.reading(), passes.rules, s.max_outstanding, s.send_order, mf,
                                          [&](RankSchedule& rs) {
                                            traffic.add(rs);
                                            hash.add(rs);

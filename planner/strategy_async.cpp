@@ -1,5 +1,8 @@
 // Strategy "async" (Ranka-Wang §3, AC): one phase in which every rank posts all its receives,
-// then all its sends. No contention rule holds; the cost model prices it by the busiest port.
+// then all its sends, in the coloured posting order (passes/posting_order.h) that the plan
+// carries: each receiver's messages leave their senders at distinct positions, so that no
+// receiver waits on messages that are all posted last. No contention rule holds.
+#include "passes/posting_order.h"
 #include "planner/strategy_table.h"
 
 namespace commfit {
@@ -19,6 +22,7 @@ StrategyOutput run_async(const CommMatrix& m, const PlanOptions&, PassRunner& pa
     canonicalize(s);
     return s;
   });
+  out.send_order = passes.run(Pass::posting_order, [&] { return coloured_posting_order(m); }).peers;
   return out;
 }
 

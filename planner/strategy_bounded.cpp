@@ -4,8 +4,11 @@
 // and receives from at most k ranks per phase: a hot receiver takes its flows in waves of k while
 // the ranks it does not hold up run ahead. k = 1 would be direct/optimal and k >= h the one-phase
 // AC plan; auto plans every k of the table and keeps the one the network model prices lowest.
+// Within a merged phase a rank posts its messages by König phase (passes/posting_order.h), so
+// that a receiver's messages of the phase leave their senders at distinct positions.
 #include "passes/decompose_optimal.h"
 #include "passes/group_phases.h"
+#include "passes/posting_order.h"
 #include "planner/strategy_table.h"
 
 #include <algorithm>
@@ -26,6 +29,7 @@ StrategyOutput run_bounded(const CommMatrix& m, const PlanOptions& o, PassRunner
   StrategyOutput out;
   Schedule phases = passes.run(Pass::decompose, [&] { return decompose_optimal(m); });
   out.schedule = passes.run(Pass::group_phases, [&] { return group_phases(phases, k); }, k);
+  out.send_order = passes.run(Pass::posting_order, [&] { return posting_order_of(phases); }).peers;
   return out;
 }
 

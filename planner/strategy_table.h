@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 // The strategies, in the order auto plans them (and --list-passes lists them).
 #define COMMFIT_STRATEGIES(X) X(direct) X(async) X(throttled) X(bounded) X(two_stage) X(memory) X(node)
@@ -33,6 +34,9 @@ struct StrategyOutput {
   Timing timing = Timing::synchronous;
   nlohmann::ordered_json options = nlohmann::ordered_json::object();   // what shaped it (manifest)
   std::uint32_t max_outstanding = 0;   // the request window every rank schedule carries (0: none)
+  // Per rank, the posting order its schedule carries (RankSchedule::send_order); empty: every
+  // rank posts rotated.
+  std::vector<std::vector<Rank>> send_order;
 };
 
 // The options of `commfit plan` that belong to some strategies only (the rest apply to all).

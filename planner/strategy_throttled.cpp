@@ -22,6 +22,7 @@ constexpr NamedEntry kWindows[] = {
 
 StrategyOutput run_throttled(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   StrategyOutput out = async_strategy().run(m, o, passes);
+  out.send_order.clear();   // a request window posts in its own order, not in async's
   out.max_outstanding = o.max_outstanding;   // one of kWindows (check_choices)
   out.options["max_outstanding"] = out.max_outstanding;
   return out;

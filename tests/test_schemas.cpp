@@ -148,6 +148,7 @@ const std::map<std::string, std::string> kPlanLoaderOnly = {
     {"rank_peer_out_of_range.json", "a step's peer and dst must be < ranks: the bound is another field's value"},
     {"rank_phase_out_of_range.json", "a step's phase must be < phases: the bound is another field's value"},
     {"rank_sends_out_of_order.json", "sends are listed in increasing peer order: an order between array items"},
+    {"rank_send_order_missing_peer.json", "send_order names exactly the peers of the send steps: a set drawn from another field"},
     {"rank_stage_past_staging.json", "a staged piece must lie inside staging_bytes: a sum bounded by another field"},
 };
 
@@ -427,6 +428,7 @@ TEST_CASE("plan writers: what they write passes the schemas and reads back the s
     CHECK(back.sends == r.sends);
     CHECK(back.recvs == r.recvs);
     CHECK(back.steps == r.steps);
+    CHECK(back.send_order == r.send_order);
   }
 }
 

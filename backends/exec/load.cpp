@@ -286,6 +286,13 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   // ready message that never comes: no pairs there.
   const bool pair = options.pairwise && !windowed && options.protocol == Protocol::post_all;
   std::vector<NetOp> ph_recv, ph_send;
+  // Each peer's place in the plan's posting order (empty: none; the format checks saw that it
+  // names every peer the sends address).
+  std::vector<std::uint32_t> position;
+  if (!rs.send_order.empty()) {
+    position.assign(static_cast<std::size_t>(size), 0);
+    for (std::size_t i = 0; i < rs.send_order.size(); ++i) position[static_cast<std::size_t>(rs.send_order[i])] = static_cast<std::uint32_t>(i);
+  }
   std::size_t busiest = 0, widest = 0, k = 0;
   whole = true;
   std::vector<unsigned char> seen_send(static_cast<std::size_t>(size), 0), seen_recv(static_cast<std::size_t>(size), 0);
@@ -357,13 +364,17 @@ void Executor::Impl::compile(const RankSchedule& rs) {
       ++stats.pairs;
     } else {
       recvs.insert(recvs.end(), ph_recv.begin(), ph_recv.end());
-      // Sends go out rotated: to the peers above this rank first, ascending, then wrapping around
+      // Sends go out in the plan's posting order when it lists one (RankSchedule::send_order),
+      // else rotated: to the peers above this rank first, ascending, then wrapping around
       // (rank + 1, rank + 2, ..., as MPI Advance and pairwise exchanges order them), so that the
       // ranks' first messages do not all go to the lowest ranks at once. A peer's sends keep
       // their order (the network model posts in the same order, ir/network_sim.h).
-      const std::size_t first = sends.size();
+      const auto first = static_cast<std::ptrdiff_t>(sends.size());
       sends.insert(sends.end(), ph_send.begin(), ph_send.end());
-      std::stable_partition(sends.begin() + static_cast<std::ptrdiff_t>(first), sends.end(), [me = rank](const NetOp& o) { return o.peer > me; });
+      if (!position.empty())
+        std::stable_sort(sends.begin() + first, sends.end(), [&](const NetOp& a, const NetOp& b) { return position[a.peer] < position[b.peer]; });
+      else
+        std::stable_partition(sends.begin() + first, sends.end(), [me = rank](const NetOp& o) { return o.peer > me; });
     }
     po.pair_end = static_cast<std::uint32_t>(pair_sends.size());
     po.recv_end = static_cast<std::uint32_t>(recvs.size());

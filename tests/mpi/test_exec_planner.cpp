@@ -2,7 +2,8 @@
 // plans the pattern with make_plan (deterministic, so every rank holds the same plan), the plan is
 // replayed under every protocol, and also written by rank 0 as a plan directory and a binary file
 // that every rank loads its own schedule from. Receive buffers must be byte-identical to
-// MPI_Alltoallv on the same send buffers. The profile split's cut messages are replayed too.
+// MPI_Alltoallv on the same send buffers. The profile split's cut messages are replayed too, and
+// async's plans carry their posting order (RankSchedule::send_order).
 // Usage: mpirun -np N test_exec_planner [--large] [--only PATTERN] [--skip PATTERN]
 // (--large: the 8 MiB patterns instead of the small ones, under three option sets)
 #include "backends/plan_binary.h"
@@ -112,7 +113,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  int plans = 0, node_plans = 0, map_plans = 0;
+  int plans = 0, node_plans = 0, map_plans = 0, ordered_plans = 0;
   std::uint64_t coalesced = 0;   // messages that carried several pieces, this rank, default options
   for (const Pattern& pat : patterns(size, large)) {
     if ((!only.empty() && pat.name != only) || pat.name == skip) continue;
@@ -137,6 +138,8 @@ int main(int argc, char** argv) {
       ++plans;
       node_plans += po.strategy == "node";
       map_plans += po.strategy == "node" && !po.topology.node_map().empty() && po.topology.ranks_per_node() > 1;
+      // A plan that carries its posting order (async): every rank's sends go out in it.
+      ordered_plans += std::any_of(plan.ranks.begin(), plan.ranks.end(), [](const RankSchedule& r) { return !r.send_order.empty(); });
       for (const Config& cfg : configs(large ? 1000 : 1)) {
         // On 8 MiB patterns, one option set per protocol (test_exec_replay --large runs them all).
         if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
@@ -193,6 +196,7 @@ int main(int argc, char** argv) {
   chk.check(large || cut_plans > 0, "no small pattern had a message cut by the profile split");
   chk.check(plans > 0, "no plan was made");
   chk.check(node_plans > 0, "no node-aware plan was replayed");
+  chk.check(ordered_plans > 0, "no plan carrying its posting order was replayed");
   chk.check(map_plans > 0 || size < 4, "no node-aware plan on a node map was replayed");
   std::uint64_t all_coalesced = 0;
   MPI_Allreduce(&coalesced, &all_coalesced, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
