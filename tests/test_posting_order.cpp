@@ -127,14 +127,16 @@ TEST_CASE("posting_order_regular_patterns_give_every_receiver_one_message_per_sl
 }
 
 TEST_CASE("posting_order_irregular_patterns_keep_colour_order") {
-  for (const auto& [name, m] : irregular_cases()) {
+  for (const auto& [case_name, m] : irregular_cases()) {
+    const std::string& name = case_name;   // a variable a lambda can capture (CAPTURE's)
     CAPTURE(name);
     check_order(m, coloured_posting_order(m));
   }
 }
 
 TEST_CASE("posting_order_is_deterministic") {
-  for (const auto& [name, m] : irregular_cases()) {
+  for (const auto& [case_name, m] : irregular_cases()) {
+    const std::string& name = case_name;   // a variable a lambda can capture (CAPTURE's)
     CAPTURE(name);
     CHECK(coloured_posting_order(m).peers == coloured_posting_order(m).peers);
   }
@@ -160,7 +162,8 @@ TEST_CASE("async_plans_carry_the_coloured_order_and_meet_the_posting_bound") {
 }
 
 TEST_CASE("posting_order_estimates_stay_above_the_bound") {
-  for (const auto& [name, m] : irregular_cases()) {
+  for (const auto& [case_name, m] : irregular_cases()) {
+    const std::string& name = case_name;   // a variable a lambda can capture (CAPTURE's)
     CAPTURE(name);
     PlanOptions o;
     o.strategy = "async";
