@@ -60,6 +60,7 @@ LookupMethod auto_lookup(int p, const BlockStatistic& ids);
 
 struct Served {
   std::int64_t needer, position, index;   // owned[index] is needer's needed[position]
+  bool operator==(const Served&) const = default;
 };
 
 struct OwnerLookup {
@@ -70,6 +71,12 @@ struct OwnerLookup {
   std::int64_t directory_ids = 0;           // ids this rank kept as a directory rank (directory methods)
   double reverse_seconds = 0;               // MPI_Wtime this rank spent in the rings' reverse step (for benchmarks)
 };
+
+// Whether two lookups found the same owners and the same served entries (the method that ran and
+// its figures aside): the check that every method finds what the others find.
+inline bool same_owners(const OwnerLookup& a, const OwnerLookup& b) {
+  return a.owner == b.owner && a.owner_index == b.owner_index && a.served == b.served;
+}
 
 // Collective over `comm` (its traffic: tags below 100 on this communicator; give it one of its own).
 // `local_error`: this rank's problem with its arguments so far, raised on every rank at the first

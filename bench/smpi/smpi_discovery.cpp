@@ -79,14 +79,6 @@ void read_part(const std::string& path, int rank, int p, std::vector<I64>& owned
 // The value of id v that every method moves (exact in a double).
 double value_of(I64 v) { return static_cast<double>(v) * 2.0 + 0.5; }
 
-bool same(const OwnerLookup& a, const OwnerLookup& b) {
-  if (a.owner != b.owner || a.owner_index != b.owner_index || a.served.size() != b.served.size()) return false;
-  for (std::size_t k = 0; k < a.served.size(); ++k)
-    if (a.served[k].needer != b.served[k].needer || a.served[k].position != b.served[k].position || a.served[k].index != b.served[k].index)
-      return false;
-  return true;
-}
-
 bool any_rank(bool mine) {
   int m = mine ? 1 : 0, all = 0;
   MPI_Allreduce(&m, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -240,7 +232,7 @@ int run(int argc, char** argv) {
         got = find_owners(comm, owned, needed, o, "");
         reverse_mine.push_back(got.reverse_seconds);
       });
-      const bool wrong = any_rank(!same(got, ref));
+      const bool wrong = any_rank(!same_owners(got, ref));
       failed |= wrong;
       if (me == 0) row.print("discover", lookup, reverse, s, wrong);
       if (me == 0 && o.method == LookupMethod::automatic)

@@ -32,14 +32,6 @@ LookupOptions options(const char* words) {
   return commfit::runtime::take_lookup_options(spec);
 }
 
-bool same(const OwnerLookup& a, const OwnerLookup& b) {
-  if (a.owner != b.owner || a.owner_index != b.owner_index || a.served.size() != b.served.size()) return false;
-  for (std::size_t k = 0; k < a.served.size(); ++k)
-    if (a.served[k].needer != b.served[k].needer || a.served[k].position != b.served[k].position || a.served[k].index != b.served[k].index)
-      return false;
-  return true;
-}
-
 // Rank r owns `per` ids from first(r), step apart, and needs the next rank's first 10.
 OwnerLookup run(const char* words, std::int64_t step, std::int64_t per) {
   std::vector<std::int64_t> owned, needed;
@@ -76,10 +68,10 @@ int main(int argc, char** argv) {
   // find_owners under lookup=auto, on this job's ranks.
   const OwnerLookup ref = run("lookup=directory", 1, 100), by_part = run("lookup=auto", 1, 100);
   check(by_part.method == LookupMethod::directory_block, "ids by part: lookup=auto runs directory-block");
-  check(same(by_part, ref), "ids by part: lookup=auto finds the directory's owners");
+  check(same_owners(by_part, ref), "ids by part: lookup=auto finds the directory's owners");
   const OwnerLookup ref_sparse = run("lookup=directory", 3, 100), sparse_ids = run("lookup=auto reverse=nbx", 3, 100);
   check(sparse_ids.method == LookupMethod::directory, "ids a third dense: lookup=auto runs the hashed directory");
-  check(same(sparse_ids, ref_sparse), "sparse ids: lookup=auto finds the directory's owners");
+  check(same_owners(sparse_ids, ref_sparse), "sparse ids: lookup=auto finds the directory's owners");
 
   // A rank's own problem (a negative id, as the pattern reports it: its ids left out) is raised on
   // every rank.
