@@ -13,13 +13,28 @@ void Timings::add(double seconds) {
   else last[(calls - 2) % 8] = seconds;
 }
 
+namespace {
+// The timed calls after the first, sorted; their number.
+int sorted_samples(const Timings& t, double (&v)[8]) {
+  const int n = static_cast<int>(std::min<std::int64_t>(t.calls - 1, 8));
+  std::copy(t.last, t.last + n, v);
+  std::sort(v, v + n);
+  return n;
+}
+}  // namespace
+
 double Timings::per_call() const {
   if (calls < 2) return first;
-  const int n = static_cast<int>(std::min<std::int64_t>(calls - 1, 8));
   double v[8];
-  std::copy(last, last + n, v);
-  std::sort(v, v + n);
+  const int n = sorted_samples(*this, v);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Timings::Spread Timings::spread() const {
+  if (calls < 2) return {first, first};
+  double v[8];
+  const int n = sorted_samples(*this, v);
+  return {v[(n - 1) / 4], v[(3 * (n - 1) + 3) / 4]};
 }
 
 bool CallPolicy::budget_spent(const PatternRecord& p, bool has_plan, bool model, bool for_now) {

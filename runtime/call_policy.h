@@ -35,6 +35,12 @@ struct Timings {
   void add(double seconds);
   bool warm() const { return calls > 1; }
   double per_call() const;
+  // The lower and upper quartiles of the same calls (nearest sample; the first alone until there
+  // is another): how far a figure made from per_call() can be trusted.
+  struct Spread {
+    double low = 0, high = 0;
+  };
+  Spread spread() const;
 };
 
 // What the agreements measured of one pattern, and what became of its plan.

@@ -162,6 +162,9 @@ struct Totals {
   // Planning: all of it (in calls and on the root's thread; the budget counts both), and the part
   // on the root's thread, beside the calls.
   Sum plan_seconds, thread_plan_seconds, saved_seconds, call_seconds, budget_stops, stepped_aside;
+  // The time saved from the quartiles of the timed calls (MPI's low less the plan's high, and the
+  // other way round), and the patterns it was measured on.
+  Sum saved_low, saved_high, saved_patterns;
   // The verdict, by what each pattern ended with (kept): its plan, the direct exchange or MPI,
   // each weighted by the pattern's calls; and, over the patterns of each, the time per call of
   // what was kept and of MPI (or, where MPI was kept, of the plan or direct exchange it beat).
@@ -268,7 +271,13 @@ void retire(CommState* s) {
     // Time saved: the plan's replays against MPI's time per call on the same pattern. (Not the
     // direct exchange's calls: they run where the samples are closest, and on an oversubscribed
     // node the sampled calls' waiting, times many calls, swamps the difference.)
-    if (p.mpi.calls > 0 && p.plan.calls > 0) totals.saved_seconds += p.replayed_calls * (p.mpi.per_call() - p.plan.per_call());
+    if (p.mpi.calls > 0 && p.plan.calls > 0) {
+      const double n = p.replayed_calls;
+      const commfit::pmpi::Timings::Spread m = p.mpi.spread(), r = p.plan.spread();
+      totals.saved_seconds += n * (p.mpi.per_call() - p.plan.per_call());
+      totals.saved_low += n * (m.low - r.high), totals.saved_high += n * (m.high - r.low);
+      ++totals.saved_patterns;
+    }
     const double w = p.weight, mpi_t = p.mpi.per_call();
     if (p.mpi.calls == 0 || w <= 0) {
       // never timed under MPI: the verdict has nothing to say of it
@@ -1197,18 +1206,20 @@ int alltoall(const char* call, MPI_Comm comm, const void* sendbuf, int sendcount
 
 void print_summary() {
   // Per rank, then over MPI_COMM_WORLD: counts as the busiest rank saw them, times as means.
-  constexpr int n = 18;
+  constexpr int n = 19;
   double counts[n] = {totals.patterns, totals.planned, totals.plan_failed, totals.from_file,
                       totals.calls,    totals.replayed, totals.to_mpi,      totals.not_eligible,
                       totals.adapted,  totals.replanned, totals.evicted,   totals.at_once, totals.missed, totals.budget_stops,
-                      totals.stepped_aside, totals.other_counts, totals.mpi_kept, totals.direct};
+                      totals.stepped_aside, totals.other_counts, totals.mpi_kept, totals.direct, totals.saved_patterns};
   // Time saved is measured: each pattern's MPI time per call, less that of what commfit ran in its
   // place, times the calls it ran, less the planning done inside calls (the root's thread plans
   // beside them: said apart).
-  constexpr int nt = 11;
-  double times[nt] = {totals.plan_seconds,      totals.saved_seconds - (totals.plan_seconds - totals.thread_plan_seconds),
+  const double in_calls = totals.plan_seconds - totals.thread_plan_seconds;
+  constexpr int nt = 13;
+  double times[nt] = {totals.plan_seconds,      totals.saved_seconds - in_calls,
                       totals.thread_plan_seconds, totals.plan_time, totals.plan_mpi_time, totals.direct_time, totals.direct_mpi_time,
-                      totals.beaten_plan_time,  totals.beaten_mpi_time, totals.beaten_direct_time, totals.beaten_direct_mpi_time};
+                      totals.beaten_plan_time,  totals.beaten_mpi_time, totals.beaten_direct_time, totals.beaten_direct_mpi_time,
+                      totals.saved_low - in_calls, totals.saved_high - in_calls};
   double kept[3] = {totals.kept_plan, totals.kept_direct, totals.kept_mpi}, max_kept[3];
   double max_counts[n], sum_times[nt];
   int size = 1;
@@ -1242,10 +1253,17 @@ void print_summary() {
                counted(max_counts[16], "pattern", "patterns").c_str());
   char beside[96] = "";
   if (sum_times[2] > 0) std::snprintf(beside, sizeof beside, "; %.3f s more planned on the root's thread, beside the calls", sum_times[2] / size);
+  // The same from the quartiles of the timed calls: whether the figure is a gain, a loss, or noise.
+  char range[160] = "";
+  if (max_counts[18] > 0) {
+    const double low = 1e3 * sum_times[11] / size, high = 1e3 * sum_times[12] / size;
+    std::snprintf(range, sizeof range, "; %+.3f to %+.3f ms from the timed calls' quartiles: %s", low, high,
+                  low > 0 ? "a measured gain" : high < 0 ? "a measured loss" : "within the noise, no gain or loss measured");
+  }
   std::fprintf(stderr,
                "commfit-pmpi: time saved per rank %+.3f ms (measured: each pattern's MPI time per call less its plan's, times the "
-               "plan's replays, less the planning inside calls)%s\n",
-               1e3 * sum_times[1] / size, beside);
+               "plan's replays, less the planning inside calls%s)%s\n",
+               1e3 * sum_times[1] / size, range, beside);
   // The verdict, one short line: what the patterns ended with (their plans, the direct exchange or
   // MPI; the one that has most of the calls) against MPI, measured on the same patterns.
   auto ratio = [](double slower, double faster, const char* what) {

@@ -66,6 +66,21 @@ TEST_CASE("call policy: a method's time is the median of its calls after the fir
   CHECK(t.per_call() == 7.0);   // only the last 8 count
 }
 
+TEST_CASE("call policy: a method's spread is the quartiles of the same calls") {
+  Timings t;
+  t.add(9.0);
+  CHECK(t.spread().low == 9.0);   // the first alone until there is another
+  CHECK(t.spread().high == 9.0);
+  for (double x : {4.0, 2.0}) t.add(x);
+  CHECK(t.spread().low == 2.0);   // two or three samples: their extremes
+  CHECK(t.spread().high == 4.0);
+  for (double x : {50.0, 1.0, 3.0, 5.0, 6.0, 7.0, 8.0}) t.add(x);   // the last 8: 2 50 1 3 5 6 7 8
+  CHECK(t.spread().low == 2.0);   // sorted 1 2 3 5 6 7 8 50: the second and the seventh
+  CHECK(t.spread().high == 8.0);
+  CHECK(t.spread().low <= t.per_call());
+  CHECK(t.per_call() <= t.spread().high);
+}
+
 TEST_CASE("call policy: MPI faster than the direct exchange is chosen, and the reverse") {
   CallPolicy policy = after_agreements(3);
   past_first_calls(policy);
