@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -177,6 +178,54 @@ std::int64_t node_links(const Topology& topo) {
   return 1;
 }
 
+// The posting term with each message's own route latency (per-link latencies: a route of n links
+// takes n times the link's; 0 links: inside the node, the intra-node latency), from counts of
+// messages by route length. A rank posts its sends one after another, o each, so its k-th send
+// (from 0) leaves no earlier than (k + 1) o; it arrives a route latency later, and an eager one
+// still costs its receiver o: the sender's last arrival is least when it posts its messages by
+// that tail, longest first (Jackson's rule), which gives the sender's term. A receiver processes
+// its eager messages one after another, o each, none before o + its route latency: with their
+// earliest arrivals sorted a_0 <= a_1 <= ..., it is done no earlier than a_j + (e - j) o for
+// every j.
+class RouteCounts {
+ public:
+  explicit RouteCounts(std::size_t ranks) : out_(ranks), in_(ranks) {}
+  void add(Rank from, Rank to, std::size_t links, bool eager) {
+    bump(out_[static_cast<std::size_t>(from)], 2 * links + (eager ? 1 : 0));
+    if (eager) bump(in_[static_cast<std::size_t>(to)], links);
+  }
+  double cpu_s(double o, double intra_latency, double link_latency) const {
+    auto latency = [&](std::size_t links) { return links == 0 ? intra_latency : link_latency * static_cast<double>(links); };
+    double worst = 0;
+    std::vector<std::pair<double, std::int64_t>> tails;   // (tail, messages), longest first
+    for (const std::vector<std::int64_t>& counts : out_) {
+      tails.clear();
+      for (std::size_t k = 0; k < counts.size(); ++k)
+        if (counts[k] > 0) tails.emplace_back(latency(k / 2) + (k % 2 ? o : 0.0), counts[k]);
+      std::sort(tails.begin(), tails.end(), std::greater<>());
+      std::int64_t posted = 0;
+      for (const auto& [tail, n] : tails) worst = std::max(worst, static_cast<double>(posted += n) * o + tail);
+    }
+    for (const std::vector<std::int64_t>& counts : in_) {
+      std::int64_t left = 0;   // eager messages in, then those not yet processed
+      for (std::int64_t n : counts) left += n;
+      for (std::size_t links = 0; links < counts.size(); ++links)
+        if (counts[links] > 0) {
+          worst = std::max(worst, o + latency(links) + static_cast<double>(left) * o);
+          left -= counts[links];
+        }
+    }
+    return worst;
+  }
+
+ private:
+  static void bump(std::vector<std::int64_t>& counts, std::size_t k) {
+    if (counts.size() <= k) counts.resize(k + 1, 0);
+    ++counts[k];
+  }
+  std::vector<std::vector<std::int64_t>> out_, in_;
+};
+
 }  // namespace
 
 ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const Topology& topo) {
@@ -204,14 +253,19 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
   std::vector<Link> route;
   std::size_t hops = std::numeric_limits<std::size_t>::max();
   bool any = false, intra = false, inter = false;
+  // With per-link latencies, each rank's messages out and eager messages in, counted by route
+  // length (0: inside the node) and, out, by eagerness: the routes term below.
+  RouteCounts routes(per_link ? static_cast<std::size_t>(m.ranks) : 0);
   m.for_each([&](Rank i, Rank j, Bytes bytes) {
     if (i == j || bytes == 0) return;
     any = true;
     ++fan_out[i];
-    if (bytes < c.network.eager_limit) ++eager_in[j];   // every message of the pair is eager
+    const bool eager = bytes < c.network.eager_limit;
+    if (eager) ++eager_in[j];   // every message of the pair is eager
     const Node from = topo.node_of(i), to = topo.node_of(j);
     if (from == to) {   // no port, no link: the node's shared memory
       intra = true;
+      if (per_link) routes.add(i, j, 0, eager);
       return;
     }
     inter = true;
@@ -222,7 +276,10 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
       topo.route(i, j, route);
       hops = std::min(hops, route.size());
       for (Link l : route) load[l.index()] += bytes;
-      if (per_link) route_latency = c.network.link_latency_s * static_cast<double>(route.size());
+      if (per_link) {
+        route_latency = c.network.link_latency_s * static_cast<double>(route.size());
+        routes.add(i, j, route.size(), eager);
+      }
     }
     if (ib) {
       const double t = static_cast<double>(bytes) / flow_rate(route_latency);
@@ -278,7 +335,8 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
   if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
   b.latency_s = o + latency;
   b.relay_s = o + (per_link ? 0.0 : latency) + std::max(b.port_s, b.ib_s);
-  b.posting_s = cpu_s(intra ? std::min(latency, intra_latency) : latency);
+  b.posting_s = std::max(cpu_s(intra ? std::min(latency, intra_latency) : latency),
+                         routes.cpu_s(o, intra_latency, c.network.link_latency_s));
   b.direct_s = std::max(b.posting_s, b.latency_s + std::max({b.port_s, b.link_s, b.ib_s, b.ib_direct_s}));
   return b;
 }

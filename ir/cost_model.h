@@ -34,7 +34,10 @@ double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostO
 // ranks that send it less than the eager limit (their messages are all eager), and B the
 // bandwidth, each term in seconds:
 //   posting   max over ranks of f_r o + L_0 and max(f_r o, o + L_0) + e_r o: a rank's CPU posts
-//             its sends and processes its eager receives one after another, o each;
+//             its sends and processes its eager receives one after another, o each; with per-link
+//             latencies also each message's own route latency: a sender's k-th send leaves at
+//             (k + 1) o at the earliest (its messages posted longest route first), a receiver's
+//             eager messages arrive no earlier than o + their route's latency;
 //   port      the most bytes a node sends to or receives from other nodes over the links it has
 //             (1 on the crossbar and a fat tree, 2 per dimension on a torus or mesh, D on a
 //             hypercube), / B;

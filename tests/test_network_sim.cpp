@@ -171,6 +171,32 @@ TEST_CASE("network_sim_per_link_latency_and_window_bound") {
   CHECK(network_lower_bound_s(m, c, ring, false) <= time(m));
 }
 
+TEST_CASE("the_posting_bound_counts_each_messages_own_route") {
+  // A ring of 8, 1 us per link: 1 -> 2 is one link, 4 -> 0 four. Eager messages: each leaves
+  // when posted (o) and costs its receiver o. The shortest route (1 us) no longer stands for the
+  // long one: 4 -> 0 arrives no earlier than o + 4 us and is processed by o + 4 us + o.
+  const Topology ring = Topology::parse("torus:8");
+  NetworkOptions n;
+  n.link_latency_s = 1e-6;
+  const CostOptions c{.tau_s = kTau, .bandwidth_Bps = kBw, .network = n};
+  const double o = sim_overhead_s(kTau, n);
+  const CommMatrix m = make_matrix(8, {{1, 2, 100}, {4, 0, 100}});   // 0.1 us of bytes each
+  const ExchangeBound b = exchange_bound(m, c, ring);
+  CHECK(std::string(b.binding(false)) == "posting");
+  CHECK(b.posting_s == doctest::Approx(o + 4e-6 + o));
+  // A sender's messages, longest route first: 0 sends to 4 (four links), 3 (three) and 1 (one).
+  // Its k-th send leaves at (k + 1) o: 4 -> arrives at o + 4 us, 3 at 2 o + 3 us, 1 at 3 o + 1 us.
+  const CommMatrix fan = make_matrix(8, {{0, 4, 100000}, {0, 3, 100000}, {0, 1, 100000}});   // rendezvous
+  CHECK(exchange_bound(fan, c, ring).posting_s == doctest::Approx(std::max({o + 4e-6, 2 * o + 3e-6, 3 * o + 1e-6})));
+  // Both are bounds: the simulated one-phase plans are not below them (the eager one within 10 %).
+  const SimResult eager = simulate_plan(one_phase(m), kTau, kBw, n, ring), large = simulate_plan(one_phase(fan), kTau, kBw, n, ring);
+  REQUIRE(eager.simulated);
+  REQUIRE(large.simulated);
+  CHECK(eager.seconds >= b.direct_s * (1 - 1e-9));
+  CHECK(eager.seconds <= 1.1 * b.direct_s);
+  CHECK(large.seconds >= exchange_bound(fan, c, ring).direct_s * (1 - 1e-9));
+}
+
 TEST_CASE("network_sim_rtt_weighting_gives_flows_on_shorter_routes_more_of_a_shared_link") {
   // A ring of 8: 1 -> 2 crosses link 1->2, 0 -> 2 crosses 0->1 and 1->2. Both start at 3 us
   // (post 1 us, latency 2 us) with 100000 B. Then rank 1 sends 100000 B to rank 7 (links 1->0
