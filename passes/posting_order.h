@@ -16,6 +16,7 @@
 #include "ir/schedule.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace commfit {
@@ -30,5 +31,26 @@ PostingOrder coloured_posting_order(const CommMatrix& m);
 // The same order read off a colouring already made: `coloured` is decompose_optimal's schedule
 // (a phase is a colour, whole messages), as the bounded strategy merges its phases.
 PostingOrder posting_order_of(const Schedule& coloured);
+
+// What the order's refinement by routes needs of the machine: each message's own latency (its
+// route's), the overhead o of posting a send or processing an eager receive, the bandwidth and the
+// eager limit (ir/posting_protocol.h's post-all protocol).
+struct RouteTiming {
+  std::function<double(Rank from, Rank to)> latency_s;
+  double overhead_s = 0, bandwidth_Bps = 1, eager_limit = 0;
+  double window_bytes = 0;   // > 0: a flow runs at most at window / (2 x its latency) (ir/network_sim.h)
+};
+
+// On a machine whose routes differ in latency, a message posted last on a long route arrives
+// last: refines `order` (one phase, every rank posting all its sends at once) by swapping the
+// positions of two of one sender's messages wherever that makes the later of their receivers done
+// sooner (or as soon, and the two sooner in sum), in a simple model of the post-all protocol: a
+// rank's k-th send leaves at (k + 1) o and arrives its latency and bytes / its rate later (the
+// bandwidth, or the window over the round trip when less); a
+// receiver, once it has posted its own sends, processes its eager messages in order of arrival,
+// o each. No receiver's time in that model grows, so neither does the latest. Deterministic;
+// stops after a fixed amount of work (`work`: messages visited, a sort counted as n log n) on
+// large patterns.
+PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const RouteTiming& t, std::int64_t work = 10'000'000);
 
 }  // namespace commfit

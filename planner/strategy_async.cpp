@@ -2,13 +2,57 @@
 // then all its sends, in the coloured posting order (passes/posting_order.h) that the plan
 // carries: each receiver's messages leave their senders at distinct positions, so that no
 // receiver waits on messages that are all posted last. No contention rule holds.
+#include "ir/network_sim.h"
+#include "passes/lower.h"
 #include "passes/posting_order.h"
 #include "planner/strategy_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace commfit {
 namespace {
 
-StrategyOutput run_async(const CommMatrix& m, const PlanOptions&, PassRunner& passes) {
+// The simulated time of the one-phase plan `s` posting in `order` (not simulated: infinity).
+double simulated_s(const Schedule& s, const CommMatrix& m, const PostingOrder& order, const PlanOptions& o) {
+  Plan plan = lower(s, m);
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) plan.ranks[r].send_order = order.peers[r];
+  const SimResult sim = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology);
+  return sim.simulated ? sim.seconds : std::numeric_limits<double>::infinity();
+}
+
+// Where routes differ in latency (per-link latencies on a topology) and every message is eager,
+// the coloured order refined by routes (passes/posting_order.h), kept when the network model prices the plan lower with it
+// (the refinement's own model leaves out the links the messages share); elsewhere every route is
+// alike and the colouring stands.
+PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
+  PostingOrder order = coloured_posting_order(m);
+  const NetworkOptions& net = o.cost.network;
+  if (net.link_latency_s < 0 || o.topology.kind() == Topology::Kind::full || s.transfers.size() > kSimulationMessages) return order;
+  // Only where every message is eager: there the posting CPU and the routes' latencies set the
+  // time; a rendezvous message's bytes outweigh its position.
+  const bool all_eager = std::all_of(s.transfers.begin(), s.transfers.end(), [&](const Transfer& x) { return x.piece.bytes < net.eager_limit; });
+  if (!all_eager) return order;
+  const Topology& topo = o.topology;
+  std::vector<Link> route;
+  RouteTiming t;
+  t.latency_s = [&](Rank i, Rank j) {
+    if (topo.node_of(i) == topo.node_of(j)) return std::max(0.0, net.intra_latency_s);
+    topo.route(i, j, route);
+    return net.link_latency_s * static_cast<double>(route.size());
+  };
+  t.overhead_s = sim_overhead_s(o.cost.tau_s, net);
+  t.bandwidth_Bps = o.cost.bandwidth_Bps;
+  t.window_bytes = net.window_bytes;
+  t.eager_limit = static_cast<double>(net.eager_limit);
+  PostingOrder refined = refine_by_routes(m, order, t);
+  if (refined.peers == order.peers) return order;
+  const double before = simulated_s(s, m, order, o);
+  return std::isfinite(before) && simulated_s(s, m, refined, o) < before ? refined : order;
+}
+
+StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   StrategyOutput out;
   out.timing = Timing::async;
   out.schedule = passes.run(Pass::post_all, [&] {
@@ -22,7 +66,7 @@ StrategyOutput run_async(const CommMatrix& m, const PlanOptions&, PassRunner& pa
     canonicalize(s);
     return s;
   });
-  out.send_order = passes.run(Pass::posting_order, [&] { return coloured_posting_order(m); }).peers;
+  out.send_order = passes.run(Pass::posting_order, [&] { return posting_order(out.schedule, m, o); }).peers;
   return out;
 }
 

@@ -54,19 +54,17 @@ std::vector<std::pair<std::string, CommMatrix>> irregular_cases() {
   return out;
 }
 
-// Checks what the pass guarantees on m; returns each message's position in its sender's order.
-std::map<std::pair<Rank, Rank>, int> check_order(const CommMatrix& m, const PostingOrder& order) {
+// Checks that `peers` lists every network message of m once, by its sender; returns each message's
+// position in its sender's order.
+std::map<std::pair<Rank, Rank>, int> check_messages(const CommMatrix& m, const std::vector<std::vector<Rank>>& order) {
   std::map<std::pair<Rank, Rank>, int> position;
-  REQUIRE(order.peers.size() == static_cast<std::size_t>(m.ranks));
-  std::vector<int> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
+  REQUIRE(order.size() == static_cast<std::size_t>(m.ranks));
+  std::vector<int> out(static_cast<std::size_t>(m.ranks), 0);
   m.for_each([&](Rank i, Rank j, Bytes) {
-    if (i != j) ++out[i], ++in[j];
+    if (i != j) ++out[i];
   });
-  int delta = 0;
-  for (Rank r = 0; r < m.ranks; ++r) delta = std::max({delta, out[r], in[r]});
-  CHECK(order.colours == delta);
   for (Rank i = 0; i < m.ranks; ++i) {
-    const auto& peers = order.peers[static_cast<std::size_t>(i)];
+    const auto& peers = order[static_cast<std::size_t>(i)];
     CHECK(peers.size() == static_cast<std::size_t>(out[i]));   // every message once ...
     for (std::size_t k = 0; k < peers.size(); ++k) {
       CHECK(m.at(i, peers[k]) > 0);                                 // ... and only messages
@@ -74,6 +72,20 @@ std::map<std::pair<Rank, Rank>, int> check_order(const CommMatrix& m, const Post
       CHECK(position.emplace(std::pair{i, peers[k]}, static_cast<int>(k)).second);
     }
   }
+  return position;
+}
+
+// Checks what the colouring pass guarantees on m; returns each message's position in its sender's
+// order.
+std::map<std::pair<Rank, Rank>, int> check_order(const CommMatrix& m, const PostingOrder& order) {
+  const std::map<std::pair<Rank, Rank>, int> position = check_messages(m, order.peers);
+  std::vector<int> out(static_cast<std::size_t>(m.ranks), 0), in(static_cast<std::size_t>(m.ranks), 0);
+  m.for_each([&](Rank i, Rank j, Bytes) {
+    if (i != j) ++out[i], ++in[j];
+  });
+  int delta = 0;
+  for (Rank r = 0; r < m.ranks; ++r) delta = std::max({delta, out[r], in[r]});
+  CHECK(order.colours == delta);
   // The sender's order is ascending in colour, and a receiver's colours are distinct and < Δ.
   const Schedule coloured = decompose_optimal(m);
   std::map<std::pair<Rank, Rank>, Phase> colour;
@@ -170,6 +182,68 @@ TEST_CASE("posting_order_estimates_stay_above_the_bound") {
     const Plan plan = make_plan(m, o);
     CHECK(plan.manifest.cost.estimate_s >= plan.manifest.cost.lower_bound_s * (1 - 1e-12));
   }
+}
+
+namespace {
+
+// SimGrid's per-link latency, window and RTT weighting on `spec` (bench/smpi's PLAN_COST).
+PlanOptions per_link(const char* spec, Network model) {
+  PlanOptions o;
+  o.strategy = "async";
+  o.topology = Topology::parse(spec);
+  o.cost.tau_s = 2e-6;
+  o.cost.bandwidth_Bps = 1.25e10;
+  o.cost.network.model = model;
+  o.cost.network.link_latency_s = 2.5e-7;
+  o.cost.network.rtt_weight_bytes = 8775;
+  if (model == Network::ib) o.cost.network.window_bytes = 25000;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("posting_order_by_routes_posts_the_long_route_first") {
+  // A ring of 8, 1 us per link: rank 0 sends to 1 (one link) and 4 (four). Coloured, 1 comes
+  // first (colour 0); by routes 4 goes first, and nothing of the colouring's guarantee is lost.
+  const CommMatrix m = make_matrix(8, {{0, 1, 100}, {0, 4, 100}, {2, 1, 100}, {3, 4, 100}});
+  PostingOrder order = coloured_posting_order(m);
+  order.peers[0] = {1, 4};
+  RouteTiming t;
+  t.latency_s = [](Rank i, Rank j) {
+    const int d = std::abs(static_cast<int>(i) - static_cast<int>(j)) % 8;
+    return 1e-6 * std::min(d, 8 - d);
+  };
+  t.overhead_s = 0.5e-6;
+  t.bandwidth_Bps = 1e10;
+  t.eager_limit = 65536;
+  const PostingOrder refined = refine_by_routes(m, order, t);
+  CHECK(refined.peers[0] == std::vector<Rank>{4, 1});
+  check_messages(m, refined.peers);
+  CHECK(refine_by_routes(m, order, t).peers == refined.peers);   // deterministic
+}
+
+TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_above_the_bound") {
+  // uniform4 at 256 ranks, 1 KiB, on the torus and the dragonfly of bench/smpi under both models:
+  // the plan's order is the colouring refined by routes only where that prices lower; never
+  // above the coloured order's estimate, never below the bound; on the torus it prices lower.
+  const CommMatrix m = gen_uniform(256, 4, 1024, 20261122);
+  for (const char* spec : {"torus:8x8x4", "dragonfly:4,8;4,2;4,2;4"})
+    for (Network model : {Network::flow, Network::ib}) {
+      CAPTURE(spec);
+      CAPTURE(to_string(model));
+      const PlanOptions o = per_link(spec, model);
+      Plan plan = make_plan(m, o);
+      std::vector<std::vector<Rank>> peers;
+      for (const RankSchedule& rs : plan.ranks) peers.push_back(rs.send_order);
+      check_messages(m, peers);
+      const double estimate = plan.manifest.cost.estimate_s;
+      CHECK(estimate >= plan.manifest.cost.lower_bound_s * (1 - 1e-12));
+      const PostingOrder coloured = coloured_posting_order(m);
+      for (RankSchedule& rs : plan.ranks) rs.send_order = coloured.peers[static_cast<std::size_t>(rs.rank)];
+      const double by_colour = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology).seconds;
+      CHECK(estimate <= by_colour);
+      if (std::string(spec).starts_with("torus")) CHECK(estimate < 0.97 * by_colour);
+    }
 }
 
 TEST_CASE("send_order_format_checks") {
