@@ -65,6 +65,8 @@ PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const Rou
     }
     return std::max(end, cpu);
   };
+  std::vector<double> finish(p);   // each receiver's time in the model, as the order stands
+  for (std::size_t r = 0; r < p; ++r) finish[r] = done(r);
   for (bool improved = true; improved && work > 0;) {
     improved = false;
     for (std::size_t s = 0; s < p && work > 0; ++s) {
@@ -72,12 +74,13 @@ PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const Rou
       for (std::size_t a = 0; a < ms.size() && work > 0; ++a)
         for (std::size_t b = a + 1; b < ms.size() && work > 0; ++b) {
           const std::size_t ra = static_cast<std::size_t>(ms[a].to), rb = static_cast<std::size_t>(ms[b].to);
-          const double da = done(ra), db = done(rb);
+          const double da = finish[ra], db = finish[rb];
           std::swap(ms[a].slot, ms[b].slot);
           const double na = done(ra), nb = done(rb);
           const double before = std::max(da, db), after = std::max(na, nb);
           if (after < before - 1e-15 || (after <= before && na + nb < da + db - 1e-15)) {
             improved = true;
+            finish[ra] = na, finish[rb] = nb;
           } else {
             std::swap(ms[a].slot, ms[b].slot);
           }

@@ -14,9 +14,8 @@
 namespace commfit {
 namespace {
 
-// The simulated time of the one-phase plan `s` posting in `order` (not simulated: infinity).
-double simulated_s(const Schedule& s, const CommMatrix& m, const PostingOrder& order, const PlanOptions& o) {
-  Plan plan = lower(s, m);
+// The simulated time of the one-phase plan posting in `order` (not simulated: infinity).
+double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) {
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) plan.ranks[r].send_order = order.peers[r];
   const SimResult sim = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology);
   return sim.simulated ? sim.seconds : std::numeric_limits<double>::infinity();
@@ -48,8 +47,9 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
   t.eager_limit = static_cast<double>(net.eager_limit);
   PostingOrder refined = refine_by_routes(m, order, t);
   if (refined.peers == order.peers) return order;
-  const double before = simulated_s(s, m, order, o);
-  return std::isfinite(before) && simulated_s(s, m, refined, o) < before ? refined : order;
+  Plan plan = lower(s, m);
+  const double before = simulated_s(plan, order, o);
+  return std::isfinite(before) && simulated_s(plan, refined, o) < before ? refined : order;
 }
 
 StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
