@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <limits>
 
 namespace commfit {
 
@@ -24,75 +26,175 @@ PostingOrder posting_order_of(const Schedule& coloured) {
   return out;
 }
 
-PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const RouteTiming& t, std::int64_t work) {
-  const std::size_t p = static_cast<std::size_t>(m.ranks);
-  // The messages in each sender's order: receiver, latency + bytes / bandwidth, eager.
+namespace {
+
+// spread_over_links keeps a load per link and slot: at most this many.
+constexpr std::size_t kSpreadCells = std::size_t{1} << 22;
+
+// The post-all model refine_by_routes and spread_over_links share: every message in its sender's
+// order (a slot per position), each receiver's messages, and when a receiver is done.
+class PostAllModel {
+ public:
   struct Msg {
     Rank to;
     double flight;
     bool eager;
     std::int32_t slot;
   };
-  std::vector<std::vector<Msg>> out(p);
-  std::vector<std::vector<std::pair<Rank, std::int32_t>>> in(p);   // per receiver: (sender, index in out[sender])
-  for (std::size_t s = 0; s < p; ++s) {
-    for (Rank j : order.peers[s]) {
-      const Rank i = static_cast<Rank>(s);
-      const Bytes b = m.at(i, j);
-      const double latency = t.latency_s(i, j);
-      const double rate = t.window_bytes > 0 && latency > 0 ? std::min(t.bandwidth_Bps, t.window_bytes / (2 * latency)) : t.bandwidth_Bps;
-      out[s].push_back({j, latency + static_cast<double>(b) / rate, static_cast<double>(b) < t.eager_limit,
-                        static_cast<std::int32_t>(out[s].size())});
-      in[static_cast<std::size_t>(j)].emplace_back(i, static_cast<std::int32_t>(out[s].size() - 1));
+
+  PostAllModel(const CommMatrix& m, const PostingOrder& order, const RouteTiming& t) : o_(t.overhead_s) {
+    const std::size_t p = static_cast<std::size_t>(m.ranks);
+    out.resize(p), in_.resize(p);
+    for (std::size_t s = 0; s < p; ++s) {
+      for (Rank j : order.peers[s]) {
+        const Rank i = static_cast<Rank>(s);
+        const Bytes b = m.at(i, j);
+        const double latency = t.latency_s(i, j);
+        const double rate = t.window_bytes > 0 && latency > 0 ? std::min(t.bandwidth_Bps, t.window_bytes / (2 * latency)) : t.bandwidth_Bps;
+        out[s].push_back({j, latency + static_cast<double>(b) / rate, static_cast<double>(b) < t.eager_limit,
+                          static_cast<std::int32_t>(out[s].size())});
+        in_[static_cast<std::size_t>(j)].emplace_back(i, static_cast<std::int32_t>(out[s].size() - 1));
+      }
     }
   }
-  const double o = t.overhead_s;
-  std::vector<std::pair<double, bool>> arrivals;
+
   // When receiver r is done in the model: its own sends posted, then its messages in order of
-  // arrival (an eager one costs o).
-  auto done = [&](std::size_t r) {
-    arrivals.clear();
-    for (const auto& [s, k] : in[r]) {
+  // arrival (an eager one costs o). Charges the work it does to `work`.
+  double done(std::size_t r, std::int64_t& work) {
+    arrivals_.clear();
+    for (const auto& [s, k] : in_[r]) {
       const Msg& x = out[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)];
-      arrivals.emplace_back(static_cast<double>(x.slot + 1) * o + x.flight, x.eager);
+      arrivals_.emplace_back(static_cast<double>(x.slot + 1) * o_ + x.flight, x.eager);
     }
-    std::sort(arrivals.begin(), arrivals.end());
-    work -= static_cast<std::int64_t>(arrivals.size()) * (1 + static_cast<std::int64_t>(std::bit_width(arrivals.size()))) + 1;
-    double cpu = static_cast<double>(out[r].size()) * o, end = cpu;
-    for (const auto& [a, eager] : arrivals) {
-      if (eager) end = cpu = std::max(cpu, a) + o;
+    std::sort(arrivals_.begin(), arrivals_.end());
+    work -= static_cast<std::int64_t>(arrivals_.size()) * (1 + static_cast<std::int64_t>(std::bit_width(arrivals_.size()))) + 1;
+    double cpu = static_cast<double>(out[r].size()) * o_, end = cpu;
+    for (const auto& [a, eager] : arrivals_) {
+      if (eager) end = cpu = std::max(cpu, a) + o_;
       else end = std::max(end, a);
     }
     return std::max(end, cpu);
-  };
-  std::vector<double> finish(p);   // each receiver's time in the model, as the order stands
-  for (std::size_t r = 0; r < p; ++r) finish[r] = done(r);
+  }
+
+  // The order the slots now say.
+  PostingOrder order(PostingOrder base) const {
+    for (std::size_t s = 0; s < out.size(); ++s) {
+      std::vector<Msg> ms = out[s];
+      std::sort(ms.begin(), ms.end(), [](const Msg& x, const Msg& y) { return x.slot < y.slot; });
+      for (std::size_t k = 0; k < ms.size(); ++k) base.peers[s][k] = ms[k].to;
+    }
+    return base;
+  }
+
+  std::vector<std::vector<Msg>> out;   // per sender, in the order given (slot: its position now)
+
+ private:
+  double o_;
+  std::vector<std::vector<std::pair<Rank, std::int32_t>>> in_;   // per receiver: (sender, index in out[sender])
+  std::vector<std::pair<double, bool>> arrivals_;
+};
+
+// Tries every pair of one sender's messages, sender by sender, while `keep(s, a, b)` (which swaps
+// them and says whether the swap stays) keeps some, until a round keeps none or the work is spent.
+template <class Keep>
+void sweep_swaps(PostAllModel& model, const std::int64_t& work, Keep keep) {
   for (bool improved = true; improved && work > 0;) {
     improved = false;
-    for (std::size_t s = 0; s < p && work > 0; ++s) {
-      std::vector<Msg>& ms = out[s];
-      for (std::size_t a = 0; a < ms.size() && work > 0; ++a)
-        for (std::size_t b = a + 1; b < ms.size() && work > 0; ++b) {
-          const std::size_t ra = static_cast<std::size_t>(ms[a].to), rb = static_cast<std::size_t>(ms[b].to);
-          const double da = finish[ra], db = finish[rb];
-          std::swap(ms[a].slot, ms[b].slot);
-          const double na = done(ra), nb = done(rb);
-          const double before = std::max(da, db), after = std::max(na, nb);
-          if (after < before - 1e-15 || (after <= before && na + nb < da + db - 1e-15)) {
-            improved = true;
-            finish[ra] = na, finish[rb] = nb;
-          } else {
-            std::swap(ms[a].slot, ms[b].slot);
-          }
-        }
+    for (std::size_t s = 0; s < model.out.size() && work > 0; ++s)
+      for (std::size_t a = 0; a < model.out[s].size() && work > 0; ++a)
+        for (std::size_t b = a + 1; b < model.out[s].size() && work > 0; ++b) improved = keep(s, a, b) || improved;
+  }
+}
+
+}  // namespace
+
+PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const RouteTiming& t, std::int64_t work) {
+  const std::size_t p = static_cast<std::size_t>(m.ranks);
+  PostAllModel model(m, order, t);
+  std::vector<double> finish(p);   // each receiver's time in the model, as the order stands
+  for (std::size_t r = 0; r < p; ++r) finish[r] = model.done(r, work);
+  sweep_swaps(model, work, [&](std::size_t s, std::size_t a, std::size_t b) {
+    std::vector<PostAllModel::Msg>& ms = model.out[s];
+    const std::size_t ra = static_cast<std::size_t>(ms[a].to), rb = static_cast<std::size_t>(ms[b].to);
+    const double da = finish[ra], db = finish[rb];
+    std::swap(ms[a].slot, ms[b].slot);
+    const double na = model.done(ra, work), nb = model.done(rb, work);
+    const double before = std::max(da, db), after = std::max(na, nb);
+    if (after < before - 1e-15 || (after <= before && na + nb < da + db - 1e-15)) {
+      finish[ra] = na, finish[rb] = nb;
+      return true;
+    }
+    std::swap(ms[a].slot, ms[b].slot);
+    return false;
+  });
+  return model.order(std::move(order));
+}
+
+PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const RouteTiming& t, const LinkRoutes& routes,
+                               std::int64_t work) {
+  const std::size_t p = static_cast<std::size_t>(m.ranks);
+  std::size_t slots = 0;
+  for (const std::vector<Rank>& peers : order.peers) slots = std::max(slots, peers.size());
+  const auto links = static_cast<std::size_t>(routes.link_count);
+  if (slots == 0 || links == 0 || links > kSpreadCells / slots) return order;
+  PostAllModel model(m, order, t);
+  // Each message's links, with the time its bytes hold each (bytes / the link's bandwidth).
+  struct Held {
+    std::size_t link;
+    double s;
+  };
+  std::vector<std::vector<std::vector<Held>>> held(p);
+  std::vector<Link> route;
+  for (std::size_t s = 0; s < p; ++s) {
+    held[s].resize(model.out[s].size());
+    for (std::size_t k = 0; k < model.out[s].size(); ++k) {
+      const Rank j = model.out[s][k].to;
+      routes.route(static_cast<Rank>(s), j, route);
+      work -= static_cast<std::int64_t>(route.size()) + 1;
+      for (Link l : route)
+        held[s][k].push_back({static_cast<std::size_t>(l.index()),
+                              static_cast<double>(m.at(static_cast<Rank>(s), j)) / (t.bandwidth_Bps * routes.link_width(l))});
     }
   }
-  for (std::size_t s = 0; s < p; ++s) {
-    std::vector<Msg> ms = out[s];
-    std::sort(ms.begin(), ms.end(), [](const Msg& x, const Msg& y) { return x.slot < y.slot; });
-    for (std::size_t k = 0; k < ms.size(); ++k) order.peers[s][k] = ms[k].to;
-  }
-  return order;
+  // load[link * slots + slot]: the time the messages of that slot hold the link. The objective is
+  // the sum of the squares, lowest where every link's bytes are spread evenly over the slots.
+  std::vector<double> load(links * slots, 0.0);
+  double delta = 0;
+  auto move = [&](std::size_t s, std::size_t k, std::int32_t slot, double sign) {
+    for (const Held& h : held[s][k]) {
+      double& v = load[h.link * slots + static_cast<std::size_t>(slot)];
+      const double x = sign * h.s;
+      delta += 2 * v * x + x * x;
+      v += x;
+    }
+  };
+  for (std::size_t s = 0; s < p; ++s)
+    for (std::size_t k = 0; k < model.out[s].size(); ++k) move(s, k, model.out[s][k].slot, 1);
+  // No receiver may end later in the model than the latest does now.
+  double latest = 0, smallest = std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < p; ++r) latest = std::max(latest, model.done(r, work));
+  for (const auto& per_sender : held)
+    for (const auto& hs : per_sender)
+      for (const Held& h : hs) smallest = std::min(smallest, h.s);
+  // A swap counts when it lowers the objective by more than rounding: a fraction of the smallest
+  // change one message can make.
+  const double threshold = std::isfinite(smallest) ? 1e-6 * smallest * smallest : 0;
+  sweep_swaps(model, work, [&](std::size_t s, std::size_t a, std::size_t b) {
+    std::vector<PostAllModel::Msg>& ms = model.out[s];
+    const std::int32_t ka = ms[a].slot, kb = ms[b].slot;
+    delta = 0;
+    move(s, a, ka, -1), move(s, b, kb, -1), move(s, a, kb, 1), move(s, b, ka, 1);
+    work -= static_cast<std::int64_t>(2 * (held[s][a].size() + held[s][b].size()));
+    if (delta < -threshold) {
+      std::swap(ms[a].slot, ms[b].slot);
+      if (model.done(static_cast<std::size_t>(ms[a].to), work) <= latest && model.done(static_cast<std::size_t>(ms[b].to), work) <= latest)
+        return true;
+      std::swap(ms[a].slot, ms[b].slot);
+    }
+    move(s, a, kb, -1), move(s, b, ka, -1), move(s, a, ka, 1), move(s, b, kb, 1);
+    return false;
+  });
+  return model.order(std::move(order));
 }
 
 }  // namespace commfit

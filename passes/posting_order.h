@@ -53,4 +53,21 @@ struct RouteTiming {
 // large patterns.
 PostingOrder refine_by_routes(const CommMatrix& m, PostingOrder order, const RouteTiming& t, std::int64_t work = 10'000'000);
 
+// The links each message crosses (ir/topology.h: route, link_count, link_width).
+struct LinkRoutes {
+  std::int64_t link_count = 0;
+  std::function<void(Rank from, Rank to, std::vector<Link>& links)> route;
+  std::function<double(Link)> link_width;   // in units of the bandwidth
+};
+
+// Where senders' k-th messages share links (a tapered fat tree's few uplinks), the messages posted
+// at one position crowd the same links at the same time: swaps two of one sender's messages
+// wherever that spreads the links' bytes more evenly over the posting positions (the sum over
+// links and positions of the square of the time the position's messages hold the link falls) and
+// no receiver ends later in refine_by_routes's model than the latest one does before. The model
+// still leaves out link sharing: the caller prices the result. Deterministic; bounded by `work` as
+// refine_by_routes, and the order unchanged where the links times positions exceed 4 Mi.
+PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const RouteTiming& t, const LinkRoutes& routes,
+                               std::int64_t work = 10'000'000);
+
 }  // namespace commfit

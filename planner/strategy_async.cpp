@@ -22,9 +22,10 @@ double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) 
 }
 
 // Where routes differ in latency (per-link latencies on a topology) and every message is eager,
-// the coloured order refined by routes (passes/posting_order.h), kept when the network model prices the plan lower with it
-// (the refinement's own model leaves out the links the messages share); elsewhere every route is
-// alike and the colouring stands.
+// the coloured order refined by routes, and each of the two with its messages spread over the
+// links (passes/posting_order.h); the network model prices them (the refinements' own model leaves
+// out the links the messages share) and the cheapest stands, the colouring on a tie. Elsewhere
+// every route is alike and the colouring stands.
 PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
   PostingOrder order = coloured_posting_order(m);
   const NetworkOptions& net = o.cost.network;
@@ -45,11 +46,36 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
   t.bandwidth_Bps = o.cost.bandwidth_Bps;
   t.window_bytes = net.window_bytes;
   t.eager_limit = static_cast<double>(net.eager_limit);
-  PostingOrder refined = refine_by_routes(m, order, t);
-  if (refined.peers == order.peers) return order;
+  LinkRoutes links;
+  links.link_count = topo.link_count();
+  links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
+  links.link_width = [&](Link l) { return topo.link_width(l); };
+  std::vector<PostingOrder> candidates{order, refine_by_routes(m, order, t)};
+  // Spread over the links only where every message holds a link for less than half the gap
+  // between two posts (o): there the messages posted at one position cross the links together and
+  // apart from the other positions' (passes/posting_order.h); longer ones overlap the next positions.
+  Bytes largest = 0;
+  for (const Transfer& x : s.transfers) largest = std::max(largest, x.piece.bytes);
+  if (static_cast<double>(largest) / t.bandwidth_Bps < t.overhead_s / 2) {
+    LinkRoutes links;
+    links.link_count = topo.link_count();
+    links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
+    links.link_width = [&](Link l) { return topo.link_width(l); };
+    candidates.push_back(spread_over_links(m, candidates[0], t, links));
+    candidates.push_back(spread_over_links(m, candidates[1], t, links));
+  }
+  // Each distinct order once, the colouring first.
+  std::vector<const PostingOrder*> distinct;
+  for (const PostingOrder& c : candidates)
+    if (std::none_of(distinct.begin(), distinct.end(), [&](const PostingOrder* d) { return d->peers == c.peers; })) distinct.push_back(&c);
+  if (distinct.size() == 1) return order;
   Plan plan = lower(s, m);
-  const double before = simulated_s(plan, order, o);
-  return std::isfinite(before) && simulated_s(plan, refined, o) < before ? refined : order;
+  double best = simulated_s(plan, *distinct[0], o);
+  if (!std::isfinite(best)) return order;
+  const PostingOrder* chosen = distinct[0];
+  for (std::size_t k = 1; k < distinct.size(); ++k)
+    if (const double price = simulated_s(plan, *distinct[k], o); price < best) best = price, chosen = distinct[k];
+  return *chosen;
 }
 
 StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {

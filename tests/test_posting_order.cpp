@@ -1,7 +1,8 @@
 // posting order (passes/posting_order.h): the coloured order on seeded random and adversarial
 // patterns (each sender's peers once each, a receiver's messages at distinct colours, Δ colours,
 // positions equal to colours on regular patterns, determinism); the plan's posting order through
-// the format check, both plan forms and the hash; and the network model posting in it.
+// the format check, both plan forms and the hash; the refinements by routes and over links; and the
+// network model posting in it.
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/cost_model.h"
@@ -222,12 +223,61 @@ TEST_CASE("posting_order_by_routes_posts_the_long_route_first") {
   CHECK(refine_by_routes(m, order, t).peers == refined.peers);   // deterministic
 }
 
+TEST_CASE("posting_order_spread_over_links_evens_a_shared_link_within_the_receivers_times") {
+  // Senders 0-3 each send to 8 + s over one shared link (link 0) and to 12 + s over a link of its
+  // own, the shared one first: link 0 holds 4 messages at position 0 and none at 1. Spread, senders
+  // 0 and 1 post their private message first (2 and 2: a third swap would unbalance it again), and
+  // no receiver ends later in the model than the latest one did.
+  std::vector<Message> msgs;
+  for (Rank s = 0; s < 4; ++s) msgs.push_back({s, static_cast<Rank>(8 + s), 1024}), msgs.push_back({s, static_cast<Rank>(12 + s), 1024});
+  const CommMatrix m = make_matrix(16, std::move(msgs));
+  PostingOrder order;
+  order.colours = 2;
+  order.peers.resize(16);
+  for (Rank s = 0; s < 4; ++s) order.peers[static_cast<std::size_t>(s)] = {static_cast<Rank>(8 + s), static_cast<Rank>(12 + s)};
+  RouteTiming t;
+  t.latency_s = [](Rank, Rank) { return 1e-6; };
+  t.overhead_s = 0.5e-6;
+  t.bandwidth_Bps = 1e10;
+  t.eager_limit = 65536;
+  LinkRoutes routes;
+  routes.link_count = 17;
+  routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
+    links.clear();
+    if (i != j) links.push_back(Link{j < 12 ? 0 : 1 + j});
+  };
+  routes.link_width = [](Link) { return 1.0; };
+  const PostingOrder spread = spread_over_links(m, order, t, routes);
+  CHECK(spread.peers[0] == std::vector<Rank>{12, 8});
+  CHECK(spread.peers[1] == std::vector<Rank>{13, 9});
+  CHECK(spread.peers[2] == std::vector<Rank>{10, 14});
+  CHECK(spread.peers[3] == std::vector<Rank>{11, 15});
+  check_messages(m, spread.peers);
+  CHECK(spread_over_links(m, order, t, routes).peers == spread.peers);   // deterministic
+  // With receivers that would end later (each also receiving from the next sender at position
+  // 1), nothing moves.
+  std::vector<Message> ring;
+  for (Rank s = 0; s < 4; ++s) ring.push_back({s, static_cast<Rank>(8 + s), 1024}), ring.push_back({s, static_cast<Rank>(8 + (s + 1) % 4), 1024});
+  const CommMatrix r = make_matrix(16, std::move(ring));
+  PostingOrder tight;
+  tight.colours = 2;
+  tight.peers.resize(16);
+  for (Rank s = 0; s < 4; ++s) tight.peers[static_cast<std::size_t>(s)] = {static_cast<Rank>(8 + s), static_cast<Rank>(8 + (s + 1) % 4)};
+  routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
+    links.clear();
+    if (j == 8 + i) links.push_back(Link{0});
+    else links.push_back(Link{1 + i});
+  };
+  CHECK(spread_over_links(r, tight, t, routes).peers == tight.peers);
+}
+
 TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_above_the_bound") {
-  // uniform4 at 256 ranks, 1 KiB, on the torus and the dragonfly of bench/smpi under both models:
-  // the plan's order is the colouring refined by routes only where that prices lower; never
-  // above the coloured order's estimate, never below the bound; on the torus it prices lower.
+  // uniform4 at 256 ranks, 1 KiB, on the torus, the dragonfly and the tapered fat tree of
+  // bench/smpi under both models: the plan's order is the colouring refined by routes or spread
+  // over the links only where that prices lower; never above the coloured order's estimate, never
+  // below the bound; on the torus and the tapered tree it prices lower.
   const CommMatrix m = gen_uniform(256, 4, 1024, 20261122);
-  for (const char* spec : {"torus:8x8x4", "dragonfly:4,8;4,2;4,2;4"})
+  for (const char* spec : {"torus:8x8x4", "dragonfly:4,8;4,2;4,2;4", "fattree:2;16,16;1,4;1,1"})
     for (Network model : {Network::flow, Network::ib}) {
       CAPTURE(spec);
       CAPTURE(to_string(model));
@@ -243,6 +293,7 @@ TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_abo
       const double by_colour = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology).seconds;
       CHECK(estimate <= by_colour);
       if (std::string(spec).starts_with("torus")) CHECK(estimate < 0.97 * by_colour);
+      if (std::string(spec).starts_with("fattree")) CHECK(estimate < by_colour);
     }
 }
 
