@@ -179,7 +179,7 @@ PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const Ro
   // A swap counts when it lowers the objective by more than rounding: a fraction of the smallest
   // change one message can make.
   const double threshold = std::isfinite(smallest) ? 1e-6 * smallest * smallest : 0;
-  sweep_swaps(model, work, [&](std::size_t s, std::size_t a, std::size_t b) {
+  auto swap_two = [&](std::size_t s, std::size_t a, std::size_t b) {
     std::vector<PostAllModel::Msg>& ms = model.out[s];
     const std::int32_t ka = ms[a].slot, kb = ms[b].slot;
     delta = 0;
@@ -193,7 +193,65 @@ PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const Ro
     }
     move(s, a, kb, -1), move(s, b, ka, -1), move(s, a, ka, 1), move(s, b, kb, 1);
     return false;
-  });
+  };
+  // A swap of two of one sender's messages gives their receivers a position twice and another not
+  // at all; on a regular pattern, where each receiver needs one message per position, the model
+  // refuses most. Swapping two positions c and d over a whole component instead (the messages at c
+  // or d linked by a shared sender or receiver: on a proper colouring an alternating path or
+  // cycle, Kempe's chain) leaves every sender and receiver the positions it had.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> into(p);   // per receiver: (sender, index)
+  for (std::size_t s = 0; s < p; ++s)
+    for (std::size_t k = 0; k < model.out[s].size(); ++k) into[static_cast<std::size_t>(model.out[s][k].to)].emplace_back(s, k);
+  std::vector<std::vector<char>> seen(p);
+  std::vector<std::pair<std::size_t, std::size_t>> component, stack;
+  auto swap_component = [&](std::int32_t c, std::int32_t d) {
+    bool kept = false;
+    for (std::size_t s = 0; s < p; ++s) seen[s].assign(model.out[s].size(), 0);
+    for (std::size_t s0 = 0; s0 < p && work > 0; ++s0)
+      for (std::size_t k0 = 0; k0 < model.out[s0].size() && work > 0; ++k0) {
+        if (seen[s0][k0] || (model.out[s0][k0].slot != c && model.out[s0][k0].slot != d)) continue;
+        component.clear(), stack.assign(1, {s0, k0});
+        seen[s0][k0] = 1;
+        while (!stack.empty()) {
+          const auto [s, k] = stack.back();
+          stack.pop_back();
+          component.emplace_back(s, k);
+          auto visit = [&](std::size_t s2, std::size_t k2) {
+            const std::int32_t slot = model.out[s2][k2].slot;
+            if (!seen[s2][k2] && (slot == c || slot == d)) seen[s2][k2] = 1, stack.emplace_back(s2, k2);
+          };
+          for (std::size_t k2 = 0; k2 < model.out[s].size(); ++k2) visit(s, k2);
+          for (const auto& [s2, k2] : into[static_cast<std::size_t>(model.out[s][k].to)]) visit(s2, k2);
+          work -= static_cast<std::int64_t>(model.out[s].size() + into[static_cast<std::size_t>(model.out[s][k].to)].size());
+        }
+        auto flip = [&](double sign) {
+          delta = 0;
+          for (const auto& [s, k] : component) {
+            const std::int32_t from = model.out[s][k].slot, to = from == c ? d : c;
+            move(s, k, sign > 0 ? from : to, -1), move(s, k, sign > 0 ? to : from, 1);
+            work -= static_cast<std::int64_t>(2 * held[s][k].size());
+          }
+        };
+        flip(1);
+        bool keep = delta < -threshold;
+        for (const auto& [s, k] : component) model.out[s][k].slot = model.out[s][k].slot == c ? d : c;
+        for (std::size_t i = 0; keep && i < component.size(); ++i)
+          keep = model.done(static_cast<std::size_t>(model.out[component[i].first][component[i].second].to), work) <= latest;
+        if (keep) {
+          kept = true;
+          continue;
+        }
+        for (const auto& [s, k] : component) model.out[s][k].slot = model.out[s][k].slot == c ? d : c;
+        flip(-1);
+      }
+    return kept;
+  };
+  for (bool improved = true; improved && work > 0;) {
+    sweep_swaps(model, work, swap_two);
+    improved = false;
+    for (std::int32_t c = 0; c < static_cast<std::int32_t>(slots); ++c)
+      for (std::int32_t d = c + 1; d < static_cast<std::int32_t>(slots); ++d) improved = swap_component(c, d) || improved;
+  }
   return model.order(std::move(order));
 }
 

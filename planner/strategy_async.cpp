@@ -2,6 +2,7 @@
 // then all its sends, in the coloured posting order (passes/posting_order.h) that the plan
 // carries: each receiver's messages leave their senders at distinct positions, so that no
 // receiver waits on messages that are all posted last. No contention rule holds.
+#include "ir/cost_model.h"
 #include "ir/network_sim.h"
 #include "passes/lower.h"
 #include "passes/posting_order.h"
@@ -22,10 +23,10 @@ double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) 
 }
 
 // Where routes differ in latency (per-link latencies on a topology) and every message is eager,
-// the coloured order refined by routes, and each of the two with its messages spread over the
-// links (passes/posting_order.h); the network model prices them (the refinements' own model leaves
-// out the links the messages share) and the cheapest stands, the colouring on a tie. Elsewhere
-// every route is alike and the colouring stands.
+// the coloured order refined by routes, and, for small messages, each of the two spread over the
+// links (passes/posting_order.h). The network model prices them (the refinements' own model leaves
+// out the links the messages share) and the cheapest stands, the colouring on a tie; an order
+// priced at the bound ends the search. Elsewhere every route is alike and the colouring stands.
 PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
   PostingOrder order = coloured_posting_order(m);
   const NetworkOptions& net = o.cost.network;
@@ -46,11 +47,22 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
   t.bandwidth_Bps = o.cost.bandwidth_Bps;
   t.window_bytes = net.window_bytes;
   t.eager_limit = static_cast<double>(net.eager_limit);
-  LinkRoutes links;
-  links.link_count = topo.link_count();
-  links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
-  links.link_width = [&](Link l) { return topo.link_width(l); };
-  std::vector<PostingOrder> candidates{order, refine_by_routes(m, order, t)};
+  Plan plan = lower(s, m);
+  double best = simulated_s(plan, order, o);
+  const double bound = network_lower_bound_s(m, o.cost, topo, false);
+  if (!std::isfinite(best) || best <= bound * (1 + 1e-9)) return order;
+  PostingOrder chosen = order;
+  std::vector<std::vector<std::vector<Rank>>> tried{order.peers};
+  // Prices `c` unless tried before; keeps it when cheaper. True once the bound is met.
+  auto consider = [&](PostingOrder c) {
+    if (std::find(tried.begin(), tried.end(), c.peers) == tried.end()) {
+      tried.push_back(c.peers);
+      if (const double price = simulated_s(plan, c, o); price < best) best = price, chosen = std::move(c);
+    }
+    return best <= bound * (1 + 1e-9);
+  };
+  const PostingOrder refined = refine_by_routes(m, order, t);
+  if (consider(refined)) return chosen;
   // Spread over the links only where every message holds a link for less than half the gap
   // between two posts (o): there the messages posted at one position cross the links together and
   // apart from the other positions' (passes/posting_order.h); longer ones overlap the next positions.
@@ -61,21 +73,10 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
     links.link_count = topo.link_count();
     links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
     links.link_width = [&](Link l) { return topo.link_width(l); };
-    candidates.push_back(spread_over_links(m, candidates[0], t, links));
-    candidates.push_back(spread_over_links(m, candidates[1], t, links));
+    if (consider(spread_over_links(m, order, t, links))) return chosen;
+    consider(spread_over_links(m, refined, t, links));
   }
-  // Each distinct order once, the colouring first.
-  std::vector<const PostingOrder*> distinct;
-  for (const PostingOrder& c : candidates)
-    if (std::none_of(distinct.begin(), distinct.end(), [&](const PostingOrder* d) { return d->peers == c.peers; })) distinct.push_back(&c);
-  if (distinct.size() == 1) return order;
-  Plan plan = lower(s, m);
-  double best = simulated_s(plan, *distinct[0], o);
-  if (!std::isfinite(best)) return order;
-  const PostingOrder* chosen = distinct[0];
-  for (std::size_t k = 1; k < distinct.size(); ++k)
-    if (const double price = simulated_s(plan, *distinct[k], o); price < best) best = price, chosen = distinct[k];
-  return *chosen;
+  return chosen;
 }
 
 StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {

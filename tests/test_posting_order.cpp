@@ -271,11 +271,40 @@ TEST_CASE("posting_order_spread_over_links_evens_a_shared_link_within_the_receiv
   CHECK(spread_over_links(r, tight, t, routes).peers == tight.peers);
 }
 
+TEST_CASE("posting_order_spread_over_links_swaps_two_positions_over_a_component") {
+  // Two 2 x 2 blocks (senders 0, 1 to receivers 4, 5; senders 2, 3 to 6, 7), each receiver one
+  // message per position; 0 -> 4 and 2 -> 6 share link 0 at position 0. A swap of two of one
+  // sender's messages would give a receiver both its messages at position 1 (refused: it would
+  // end later); swapping positions 0 and 1 over the first block keeps every receiver's one per
+  // position and puts 0 -> 4 at position 1.
+  const CommMatrix m = make_matrix(8, {{0, 4, 1024}, {0, 5, 1024}, {1, 4, 1024}, {1, 5, 1024},
+                                       {2, 6, 1024}, {2, 7, 1024}, {3, 6, 1024}, {3, 7, 1024}});
+  PostingOrder order;
+  order.colours = 2;
+  order.peers = {{4, 5}, {5, 4}, {6, 7}, {7, 6}, {}, {}, {}, {}};
+  RouteTiming t;
+  t.latency_s = [](Rank, Rank) { return 1e-6; };
+  t.overhead_s = 0.5e-6;
+  t.bandwidth_Bps = 1e10;
+  t.eager_limit = 65536;
+  LinkRoutes routes;
+  routes.link_count = 1 + 64;
+  routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
+    links.clear();
+    if ((i == 0 && j == 4) || (i == 2 && j == 6)) links.push_back(Link{0});
+    else links.push_back(Link{1 + 8 * i + j});
+  };
+  routes.link_width = [](Link) { return 1.0; };
+  const PostingOrder spread = spread_over_links(m, order, t, routes);
+  CHECK(spread.peers == std::vector<std::vector<Rank>>{{5, 4}, {4, 5}, {6, 7}, {7, 6}, {}, {}, {}, {}});
+  check_messages(m, spread.peers);
+}
+
 TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_above_the_bound") {
   // uniform4 at 256 ranks, 1 KiB, on the torus, the dragonfly and the tapered fat tree of
   // bench/smpi under both models: the plan's order is the colouring refined by routes or spread
   // over the links only where that prices lower; never above the coloured order's estimate, never
-  // below the bound; on the torus and the tapered tree it prices lower.
+  // below the bound; on the torus and the tapered tree it prices at least 3 % lower.
   const CommMatrix m = gen_uniform(256, 4, 1024, 20261122);
   for (const char* spec : {"torus:8x8x4", "dragonfly:4,8;4,2;4,2;4", "fattree:2;16,16;1,4;1,1"})
     for (Network model : {Network::flow, Network::ib}) {
@@ -293,7 +322,7 @@ TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_abo
       const double by_colour = simulate_plan(plan, o.cost.tau_s, o.cost.bandwidth_Bps, o.cost.network, o.topology).seconds;
       CHECK(estimate <= by_colour);
       if (std::string(spec).starts_with("torus")) CHECK(estimate < 0.97 * by_colour);
-      if (std::string(spec).starts_with("fattree")) CHECK(estimate < by_colour);
+      if (std::string(spec).starts_with("fattree")) CHECK(estimate < 0.97 * by_colour);
     }
 }
 
