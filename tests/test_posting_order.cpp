@@ -201,6 +201,16 @@ PlanOptions per_link(const char* spec, Network model) {
   return o;
 }
 
+// Every route 1 us, o = 0.5 us, 10 GB/s, eager below 64 KiB.
+RouteTiming one_microsecond_routes() {
+  RouteTiming t;
+  t.latency_s = [](Rank, Rank) { return 1e-6; };
+  t.overhead_s = 0.5e-6;
+  t.bandwidth_Bps = 1e10;
+  t.eager_limit = 65536;
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("posting_order_by_routes_posts_the_long_route_first") {
@@ -235,11 +245,7 @@ TEST_CASE("posting_order_spread_over_links_evens_a_shared_link_within_the_receiv
   order.colours = 2;
   order.peers.resize(16);
   for (Rank s = 0; s < 4; ++s) order.peers[static_cast<std::size_t>(s)] = {static_cast<Rank>(8 + s), static_cast<Rank>(12 + s)};
-  RouteTiming t;
-  t.latency_s = [](Rank, Rank) { return 1e-6; };
-  t.overhead_s = 0.5e-6;
-  t.bandwidth_Bps = 1e10;
-  t.eager_limit = 65536;
+  const RouteTiming t = one_microsecond_routes();
   LinkRoutes routes;
   routes.link_count = 17;
   routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
@@ -282,11 +288,7 @@ TEST_CASE("posting_order_spread_over_links_swaps_two_positions_over_a_component"
   PostingOrder order;
   order.colours = 2;
   order.peers = {{4, 5}, {5, 4}, {6, 7}, {7, 6}, {}, {}, {}, {}};
-  RouteTiming t;
-  t.latency_s = [](Rank, Rank) { return 1e-6; };
-  t.overhead_s = 0.5e-6;
-  t.bandwidth_Bps = 1e10;
-  t.eager_limit = 65536;
+  const RouteTiming t = one_microsecond_routes();
   LinkRoutes routes;
   routes.link_count = 1 + 64;
   routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
