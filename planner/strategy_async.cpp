@@ -26,7 +26,7 @@ double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) 
 // the coloured order refined by routes, and, for small messages, each of the two spread over the
 // links (passes/posting_order.h). The network model prices them (the refinements' own model leaves
 // out the links the messages share) and the cheapest stands, the colouring on a tie; an order
-// priced at the bound ends the search. Elsewhere every route is alike and the colouring stands.
+// priced at the bound ends the pricing. Elsewhere every route is alike and the colouring stands.
 PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
   PostingOrder order = coloured_posting_order(m);
   const NetworkOptions& net = o.cost.network;
@@ -47,22 +47,7 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
   t.bandwidth_Bps = o.cost.bandwidth_Bps;
   t.window_bytes = net.window_bytes;
   t.eager_limit = static_cast<double>(net.eager_limit);
-  Plan plan = lower(s, m);
-  double best = simulated_s(plan, order, o);
-  const double bound = network_lower_bound_s(m, o.cost, topo, false);
-  if (!std::isfinite(best) || best <= bound * (1 + 1e-9)) return order;
-  PostingOrder chosen = order;
-  std::vector<std::vector<std::vector<Rank>>> tried{order.peers};
-  // Prices `c` unless tried before; keeps it when cheaper. True once the bound is met.
-  auto consider = [&](PostingOrder c) {
-    if (std::find(tried.begin(), tried.end(), c.peers) == tried.end()) {
-      tried.push_back(c.peers);
-      if (const double price = simulated_s(plan, c, o); price < best) best = price, chosen = std::move(c);
-    }
-    return best <= bound * (1 + 1e-9);
-  };
-  const PostingOrder refined = refine_by_routes(m, order, t);
-  if (consider(refined)) return chosen;
+  std::vector<PostingOrder> candidates{refine_by_routes(m, order, t)};
   // Spread over the links only where every message holds a link for less than half the gap
   // between two posts (o): there the messages posted at one position cross the links together and
   // apart from the other positions' (passes/posting_order.h); longer ones overlap the next positions.
@@ -73,16 +58,38 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
     links.link_count = topo.link_count();
     links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
     links.link_width = [&](Link l) { return topo.link_width(l); };
-    if (consider(spread_over_links(m, order, t, links))) return chosen;
-    consider(spread_over_links(m, refined, t, links));
+    candidates.push_back(spread_over_links(m, order, t, links));
+    candidates.push_back(spread_over_links(m, candidates[0], t, links));
   }
-  return chosen;
+  // Each order other than the colouring once; none: nothing to price.
+  std::vector<const PostingOrder*> others;
+  for (const PostingOrder& c : candidates)
+    if (c.peers != order.peers && std::none_of(others.begin(), others.end(), [&](const PostingOrder* d) { return d->peers == c.peers; }))
+      others.push_back(&c);
+  if (others.empty()) return order;
+  Plan plan = lower(s, m);
+  double best = simulated_s(plan, order, o);
+  const double bound = network_lower_bound_s(m, o.cost, topo, false);
+  const PostingOrder* chosen = &order;
+  for (const PostingOrder* c : others) {
+    if (!std::isfinite(best) || best <= bound * (1 + 1e-9)) break;
+    if (const double price = simulated_s(plan, *c, o); price < best) best = price, chosen = c;
+  }
+  return *chosen;
 }
 
 StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   StrategyOutput out;
   out.timing = Timing::async;
-  out.schedule = passes.run(Pass::post_all, [&] {
+  out.schedule = post_all_schedule(m, passes);
+  out.send_order = passes.run(Pass::posting_order, [&] { return posting_order(out.schedule, m, o); }).peers;
+  return out;
+}
+
+}  // namespace
+
+Schedule post_all_schedule(const CommMatrix& m, PassRunner& passes) {
+  return passes.run(Pass::post_all, [&] {
     Schedule s;
     s.ranks = m.ranks;
     m.for_each([&](Rank i, Rank j, Bytes b) {
@@ -93,11 +100,7 @@ StrategyOutput run_async(const CommMatrix& m, const PlanOptions& o, PassRunner& 
     canonicalize(s);
     return s;
   });
-  out.send_order = passes.run(Pass::posting_order, [&] { return posting_order(out.schedule, m, o); }).peers;
-  return out;
 }
-
-}  // namespace
 
 const Strategy& async_strategy() {
   static const Strategy s{

@@ -78,6 +78,10 @@ struct Strategy {
 COMMFIT_STRATEGIES(COMMFIT_DECLARE_STRATEGY)
 #undef COMMFIT_DECLARE_STRATEGY
 
+// async's one phase: every message whole and direct, in one phase (the post-all pass). throttled
+// replays the same schedule through a request window, without async's posting order.
+Schedule post_all_schedule(const CommMatrix& m, PassRunner& passes);
+
 std::span<const Strategy* const> strategy_table();
 const Strategy* find_strategy(const std::string& name);   // nullptr for "auto" and unknown names
 std::string strategy_names();                              // "auto, direct, async, ..."

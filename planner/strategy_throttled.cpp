@@ -21,8 +21,9 @@ constexpr NamedEntry kWindows[] = {
 };
 
 StrategyOutput run_throttled(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
-  StrategyOutput out = async_strategy().run(m, o, passes);
-  out.send_order.clear();   // a request window posts in its own order, not in async's
+  StrategyOutput out;   // a request window posts in its own order, not in async's
+  out.timing = Timing::async;
+  out.schedule = post_all_schedule(m, passes);
   out.max_outstanding = o.max_outstanding;   // one of kWindows (check_choices)
   out.options["max_outstanding"] = out.max_outstanding;
   return out;
