@@ -255,4 +255,29 @@ PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const Ro
   return model.order(std::move(order));
 }
 
+PostingOrder busiest_links_first(const CommMatrix& m, PostingOrder order, const LinkRoutes& routes) {
+  const std::size_t p = static_cast<std::size_t>(m.ranks);
+  // Each link's bytes over its width: the time the whole exchange holds it.
+  std::vector<double> load(static_cast<std::size_t>(routes.link_count), 0.0);
+  std::vector<Link> route;
+  for (std::size_t s = 0; s < p; ++s)
+    for (Rank j : order.peers[s]) {
+      routes.route(static_cast<Rank>(s), j, route);
+      for (Link l : route) load[static_cast<std::size_t>(l.index())] += static_cast<double>(m.at(static_cast<Rank>(s), j)) / routes.link_width(l);
+    }
+  std::vector<std::pair<double, Rank>> keyed;
+  for (std::size_t s = 0; s < p; ++s) {
+    keyed.clear();
+    for (Rank j : order.peers[s]) {
+      routes.route(static_cast<Rank>(s), j, route);
+      double busiest = 0;
+      for (Link l : route) busiest = std::max(busiest, load[static_cast<std::size_t>(l.index())]);
+      keyed.emplace_back(busiest, j);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (std::size_t k = 0; k < keyed.size(); ++k) order.peers[s][k] = keyed[k].second;
+  }
+  return order;
+}
+
 }  // namespace commfit

@@ -70,4 +70,9 @@ struct LinkRoutes {
 PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const RouteTiming& t, const LinkRoutes& routes,
                                std::int64_t work = 10'000'000);
 
+// Each sender's messages by the load of the busiest link on their route (the bytes all messages
+// put on it), heaviest first, the order given among equals: the links that set the exchange's
+// time get bytes from the start. Deterministic.
+PostingOrder busiest_links_first(const CommMatrix& m, PostingOrder order, const LinkRoutes& routes);
+
 }  // namespace commfit

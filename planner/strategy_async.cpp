@@ -23,8 +23,8 @@ double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) 
 }
 
 // Where routes differ in latency (per-link latencies on a topology) and every message is eager,
-// the coloured order refined by routes, and, for small messages, each of the two spread over the
-// links (passes/posting_order.h). The network model prices them (the refinements' own model leaves
+// the coloured order refined by routes, the busiest links' messages first, and, for small
+// messages, the colouring and its refinement spread over the links (passes/posting_order.h). The network model prices them (the refinements' own model leaves
 // out the links the messages share) and the cheapest stands, the colouring on a tie; an order
 // priced at the bound ends the pricing. Elsewhere every route is alike and the colouring stands.
 PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
@@ -47,17 +47,17 @@ PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOpt
   t.bandwidth_Bps = o.cost.bandwidth_Bps;
   t.window_bytes = net.window_bytes;
   t.eager_limit = static_cast<double>(net.eager_limit);
-  std::vector<PostingOrder> candidates{refine_by_routes(m, order, t)};
+  LinkRoutes links;
+  links.link_count = topo.link_count();
+  links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
+  links.link_width = [&](Link l) { return topo.link_width(l); };
+  std::vector<PostingOrder> candidates{refine_by_routes(m, order, t), busiest_links_first(m, order, links)};
   // Spread over the links only where every message holds a link for less than half the gap
   // between two posts (o): there the messages posted at one position cross the links together and
   // apart from the other positions' (passes/posting_order.h); longer ones overlap the next positions.
   Bytes largest = 0;
   for (const Transfer& x : s.transfers) largest = std::max(largest, x.piece.bytes);
   if (static_cast<double>(largest) / t.bandwidth_Bps < t.overhead_s / 2) {
-    LinkRoutes links;
-    links.link_count = topo.link_count();
-    links.route = [&](Rank i, Rank j, std::vector<Link>& out) { topo.route(i, j, out); };
-    links.link_width = [&](Link l) { return topo.link_width(l); };
     candidates.push_back(spread_over_links(m, order, t, links));
     candidates.push_back(spread_over_links(m, candidates[0], t, links));
   }

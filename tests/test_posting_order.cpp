@@ -302,6 +302,31 @@ TEST_CASE("posting_order_spread_over_links_swaps_two_positions_over_a_component"
   check_messages(m, spread.peers);
 }
 
+TEST_CASE("posting_order_busiest_links_first") {
+  // Ranks 0-3 each send to 4 + r over link 0 (4 messages) and to 8 + r over a link of their own,
+  // the private one first: link 0 sets the time, so its messages go first; equal keys keep the
+  // order given (rank 4's two private links).
+  std::vector<Message> msgs;
+  for (Rank s = 0; s < 4; ++s) msgs.push_back({s, static_cast<Rank>(4 + s), 100}), msgs.push_back({s, static_cast<Rank>(8 + s), 100});
+  msgs.push_back({4, 9, 100}), msgs.push_back({4, 10, 100});
+  const CommMatrix m = make_matrix(12, std::move(msgs));
+  PostingOrder order;
+  order.peers.resize(12);
+  for (Rank s = 0; s < 4; ++s) order.peers[static_cast<std::size_t>(s)] = {static_cast<Rank>(8 + s), static_cast<Rank>(4 + s)};
+  order.peers[4] = {10, 9};
+  LinkRoutes routes;
+  routes.link_count = 1 + 12 * 12;
+  routes.route = [](Rank i, Rank j, std::vector<Link>& links) {
+    links.clear();
+    links.push_back(j == i + 4 && i < 4 ? Link{0} : Link{1 + 12 * i + j});
+  };
+  routes.link_width = [](Link) { return 1.0; };
+  const PostingOrder sorted = busiest_links_first(m, order, routes);
+  for (Rank s = 0; s < 4; ++s) CHECK(sorted.peers[static_cast<std::size_t>(s)] == std::vector<Rank>{static_cast<Rank>(4 + s), static_cast<Rank>(8 + s)});
+  CHECK(sorted.peers[4] == std::vector<Rank>{10, 9});
+  check_messages(m, sorted.peers);
+}
+
 TEST_CASE("async_plans_on_routes_of_different_lengths_post_by_route_and_stay_above_the_bound") {
   // uniform4 at 256 ranks, 1 KiB, on the torus, the dragonfly and the tapered fat tree of
   // bench/smpi under both models: the plan's order is the colouring refined by routes or spread
