@@ -224,25 +224,23 @@ PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const Ro
           for (const auto& [s2, k2] : into[static_cast<std::size_t>(model.out[s][k].to)]) visit(s2, k2);
           work -= static_cast<std::int64_t>(model.out[s].size() + into[static_cast<std::size_t>(model.out[s][k].to)].size());
         }
-        auto flip = [&](double sign) {
+        // Moves every message of the component to the other position; twice restores it.
+        auto flip = [&] {
           delta = 0;
           for (const auto& [s, k] : component) {
-            const std::int32_t from = model.out[s][k].slot, to = from == c ? d : c;
-            move(s, k, sign > 0 ? from : to, -1), move(s, k, sign > 0 ? to : from, 1);
+            std::int32_t& slot = model.out[s][k].slot;
+            const std::int32_t to = slot == c ? d : c;
+            move(s, k, slot, -1), move(s, k, to, 1);
+            slot = to;
             work -= static_cast<std::int64_t>(2 * held[s][k].size());
           }
         };
-        flip(1);
+        flip();
         bool keep = delta < -threshold;
-        for (const auto& [s, k] : component) model.out[s][k].slot = model.out[s][k].slot == c ? d : c;
         for (std::size_t i = 0; keep && i < component.size(); ++i)
           keep = model.done(static_cast<std::size_t>(model.out[component[i].first][component[i].second].to), work) <= latest;
-        if (keep) {
-          kept = true;
-          continue;
-        }
-        for (const auto& [s, k] : component) model.out[s][k].slot = model.out[s][k].slot == c ? d : c;
-        flip(-1);
+        if (keep) kept = true;
+        else flip();
       }
     return kept;
   };

@@ -61,11 +61,14 @@ struct LinkRoutes {
 };
 
 // Where senders' k-th messages share links (a tapered fat tree's few uplinks), the messages posted
-// at one position crowd the same links at the same time: swaps two of one sender's messages
-// wherever that spreads the links' bytes more evenly over the posting positions (the sum over
-// links and positions of the square of the time the position's messages hold the link falls) and
-// no receiver ends later in refine_by_routes's model than the latest one does before. The model
-// still leaves out link sharing: the caller prices the result. Deterministic; bounded by `work` as
+// at one position crowd the same links at the same time: spreads the links' bytes more evenly over
+// the posting positions (the sum over links and positions of the square of the time the
+// position's messages hold the link falls) by two moves, each kept only where no receiver then
+// ends later in refine_by_routes's model than the latest one did before: swapping two of one
+// sender's messages, and swapping two positions c and d over a whole component of the messages at
+// c or d linked by a shared sender or receiver (on a proper colouring an alternating path or cycle,
+// Kempe's chain), which leaves every sender and receiver the positions it had. The model still
+// leaves out link sharing: the caller prices the result. Deterministic; bounded by `work` as
 // refine_by_routes, and the order unchanged where the links times positions exceed 4 Mi.
 PostingOrder spread_over_links(const CommMatrix& m, PostingOrder order, const RouteTiming& t, const LinkRoutes& routes,
                                std::int64_t work = 10'000'000);

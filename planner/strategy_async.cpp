@@ -24,9 +24,9 @@ double simulated_s(Plan& plan, const PostingOrder& order, const PlanOptions& o) 
 
 // Where routes differ in latency (per-link latencies on a topology) and every message is eager,
 // the coloured order refined by routes, the busiest links' messages first, and, for small
-// messages, the colouring and its refinement spread over the links (passes/posting_order.h). The network model prices them (the refinements' own model leaves
-// out the links the messages share) and the cheapest stands, the colouring on a tie; an order
-// priced at the bound ends the pricing. Elsewhere every route is alike and the colouring stands.
+// messages, the colouring and its refinement spread over the links (passes/posting_order.h). The
+// network model prices them (the refinements' own model leaves out the links the messages share)
+// and the cheapest stands, the colouring on a tie; an order priced at the bound ends the pricing. Elsewhere every route is alike and the colouring stands.
 PostingOrder posting_order(const Schedule& s, const CommMatrix& m, const PlanOptions& o) {
   PostingOrder order = coloured_posting_order(m);
   const NetworkOptions& net = o.cost.network;
