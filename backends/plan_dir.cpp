@@ -29,7 +29,7 @@ namespace {
 
 // Ordered: a manifest's options keep the writer's key order (a plan read back is written back byte
 // for byte), and an unknown field is named in file order.
-using json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // Strict reading of one JSON object: every field is named once, unknown fields are errors.
 using Fields = JsonFields;
@@ -42,7 +42,7 @@ const char* fingerprint_problem(const std::string& fp) {
   return nullptr;
 }
 
-std::vector<PeerBytes> peer_list(const json& v, const std::string& file, const std::string& place, Rank ranks, const Fields& f) {
+std::vector<PeerBytes> peer_list(const OrderedJson& v, const std::string& file, const std::string& place, Rank ranks, const Fields& f) {
   if (!v.is_array()) throw InputError(file, place, "expected an array of [peer, bytes]");
   std::vector<PeerBytes> out;
   out.reserve(v.size());
@@ -130,7 +130,7 @@ std::string rank_schedule_json(const RankSchedule& r) {
 
 namespace {
 
-Manifest manifest_from(const json& j, const std::string& file) {
+Manifest manifest_from(const OrderedJson& j, const std::string& file) {
   Fields f(j, file, "");
   Manifest m;
   f.expect("format", "commfit-plan");
@@ -155,7 +155,7 @@ Manifest manifest_from(const json& j, const std::string& file) {
   }
   m.staging_bytes_max = f.uint("staging_bytes_max");
   m.planner = f.string("planner");
-  if (const json* h = f.maybe("plan_hash")) {
+  if (const OrderedJson* h = f.maybe("plan_hash")) {
     m.plan_hash = h->is_string() ? parse_plan_hash(h->get<std::string>()) : 0;
     if (m.plan_hash == 0) throw InputError(file, "/plan_hash", "expected \"h64:\" and 16 lower-case hex digits, got " + h->dump());
   }
@@ -163,7 +163,7 @@ Manifest manifest_from(const json& j, const std::string& file) {
   return m;
 }
 
-RankSchedule rank_schedule_from(const json& j, const std::string& file) {
+RankSchedule rank_schedule_from(const OrderedJson& j, const std::string& file) {
   Fields f(j, file, "");
   RankSchedule r;
   f.expect("format", "commfit-rank-schedule");
@@ -175,17 +175,17 @@ RankSchedule rank_schedule_from(const json& j, const std::string& file) {
   r.matrix_fingerprint = f.string("matrix_fingerprint");
   if (const char* bad = fingerprint_problem(r.matrix_fingerprint)) throw InputError(file, "/matrix_fingerprint", bad);
   r.staging_bytes = f.uint("staging_bytes");
-  if (const json* w = f.maybe("max_outstanding"))
+  if (const OrderedJson* w = f.maybe("max_outstanding"))
     r.max_outstanding = static_cast<std::uint32_t>(f.as_uint(*w, "/max_outstanding", kMaxWindow));
   r.sends = peer_list(f.need("sends"), file, "/sends", r.ranks, f);
   r.recvs = peer_list(f.need("recvs"), file, "/recvs", r.ranks, f);
-  if (const json* order = f.maybe("send_order")) {
+  if (const OrderedJson* order = f.maybe("send_order")) {
     if (!order->is_array() || order->empty()) throw InputError(file, "/send_order", "expected a non-empty array of ranks");
     r.send_order.reserve(order->size());
     for (std::size_t k = 0; k < order->size(); ++k)
       r.send_order.push_back(static_cast<Rank>(f.as_uint((*order)[k], "/send_order/" + std::to_string(k), static_cast<std::uint64_t>(r.ranks) - 1)));
   }
-  const json& steps = f.need("steps");
+  const OrderedJson& steps = f.need("steps");
   if (!steps.is_array()) throw InputError(file, "/steps", "expected an array");
   r.steps.reserve(steps.size());
   const std::uint64_t max_rank = static_cast<std::uint64_t>(r.ranks) - 1;
@@ -209,7 +209,7 @@ RankSchedule rank_schedule_from(const json& j, const std::string& file) {
     else if (buffer == "recv") st.buffer = Buffer::recv;
     else if (buffer == "stage") st.buffer = Buffer::stage;
     else throw InputError(file, place + "/buffer", "expected \"send\", \"recv\" or \"stage\", got \"" + buffer + "\"");
-    if (const json* so = s.maybe("stage_offset")) {
+    if (const OrderedJson* so = s.maybe("stage_offset")) {
       if (st.buffer != Buffer::stage) throw InputError(file, place + "/stage_offset", "only steps with buffer \"stage\" have a stage_offset");
       st.stage_offset = s.as_uint(*so, place + "/stage_offset", r.staging_bytes);
     } else if (st.buffer == Buffer::stage) {
@@ -238,7 +238,7 @@ namespace {
 
 // Reads and parses the open regular file `fd` of `size` bytes as it goes (ir/json_input.h),
 // closing it: white space costs no memory.
-json read_json_fd(int fd, std::uint64_t size, const std::string& shown) {
+OrderedJson read_json_fd(int fd, std::uint64_t size, const std::string& shown) {
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -247,7 +247,7 @@ json read_json_fd(int fd, std::uint64_t size, const std::string& shown) {
   return parse_strict_json(in, shown);
 }
 
-json read_json_file(const std::filesystem::path& path) {
+OrderedJson read_json_file(const std::filesystem::path& path) {
   std::uint64_t size = 0;
   const int fd = open_regular_file(path.string(), kMaxInputBytes, size);
   return read_json_fd(fd, size, path.string());
@@ -406,7 +406,7 @@ void refuse_unless_plan_dir_once(const std::filesystem::path& dir) {
   } catch (const InputError& e) {
     throw UsageError(refuse + " (" + e.problem() + " in manifest.json)" + advice);
   }
-  const json j = json::parse(text, nullptr, false);
+  const OrderedJson j = OrderedJson::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("format") || j["format"] != "commfit-plan")
     throw UsageError(refuse + " (its manifest.json is not a commfit plan manifest)" + advice);
 }

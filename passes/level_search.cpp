@@ -12,7 +12,7 @@ namespace commfit {
 namespace {
 
 using Mask = std::uint64_t;   // a message's phases, bit k = phase k
-constexpr std::int64_t kMaxPhases = 64;
+constexpr std::int64_t kMaxSearchPhases = 64;
 constexpr std::int64_t kMinMoves = 1000;
 
 struct Demand {
@@ -24,7 +24,7 @@ struct Demand {
 // Calls f(k, bytes) for every phase that gets bytes.
 template <class F>
 void cut(Bytes size, Mask mask, const std::vector<Bytes>& T, F&& f) {
-  int order[kMaxPhases];
+  int order[kMaxSearchPhases];
   int n = 0;
   for (Mask x = mask; x; x &= x - 1) order[n++] = std::countr_zero(x);
   std::sort(order, order + n, [&](int a, int b) { return std::tie(T[b], a) < std::tie(T[a], b); });
@@ -267,7 +267,7 @@ Schedule level_search(const CommMatrix& m, const Schedule& s, const LevelSearchO
   LevelSearchReport& r = report ? *report : local;
   r = {};
   const std::int64_t P = s.phases;
-  if (P == 0 || P > kMaxPhases || s.transfers.empty()) return s;
+  if (P == 0 || P > kMaxSearchPhases || s.transfers.empty()) return s;
   commfit_assert(o.target.empty() || static_cast<std::int64_t>(o.target.size()) == P, "level_search", "target levels != phases");
 
   std::vector<Demand> msg;

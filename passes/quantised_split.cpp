@@ -12,7 +12,7 @@
 namespace commfit {
 namespace {
 
-struct Edge {
+struct CutEdge {
   Rank u, v;        // sender, receiver
   Piece piece;
 };
@@ -23,7 +23,7 @@ struct Edge {
 // cap is free at both ends, the textbook alternating-path flip of König's theorem frees one (it
 // holds for multigraphs); with a cap of 2D - 1 one always is free (each end uses at most D - 1
 // colours), so no flip is needed. Returns each piece's colour.
-std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std::vector<Edge>& edges) {
+std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std::vector<CutEdge>& edges) {
   commfit_assert(edges.size() < (std::size_t{1} << 31) && cap < (std::int64_t{1} << 31), "quantised_split",
                  "too many pieces for the colour table");
   using Table = detail::DenseTableOf<detail::Linked>;
@@ -54,10 +54,10 @@ std::vector<std::int32_t> first_fit_colours(Rank p, std::int64_t cap, const std:
 // bound, where first fit pays 25 %.
 class BottleneckPeeling {
  public:
-  BottleneckPeeling(Rank p, std::int64_t d, const std::vector<Edge>& edges) : p_(p), d_(d) {
+  BottleneckPeeling(Rank p, std::int64_t d, const std::vector<CutEdge>& edges) : p_(p), d_(d) {
     std::vector<Rank> from, to;
     std::vector<std::int64_t> out(static_cast<std::size_t>(p), 0), in(static_cast<std::size_t>(p), 0);
-    for (const Edge& e : edges) {
+    for (const CutEdge& e : edges) {
       from.push_back(e.u);
       to.push_back(e.v);
       w_.push_back(e.piece.bytes);
@@ -177,8 +177,8 @@ namespace {
 
 // ceil(b / q) near-equal pieces per message (the first b mod k carry one byte more), largest
 // first, ties in (src, dst, offset) order.
-std::vector<Edge> cut(const CommMatrix& m, Bytes q) {
-  std::vector<Edge> edges;
+std::vector<CutEdge> cut(const CommMatrix& m, Bytes q) {
+  std::vector<CutEdge> edges;
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j) return;
     const Bytes k = (b - 1) / q + 1, base = b / k, extra = b % k;
@@ -189,11 +189,11 @@ std::vector<Edge> cut(const CommMatrix& m, Bytes q) {
       offset += len;
     }
   });
-  std::stable_sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.piece.bytes > b.piece.bytes; });
+  std::stable_sort(edges.begin(), edges.end(), [](const CutEdge& a, const CutEdge& b) { return a.piece.bytes > b.piece.bytes; });
   return edges;
 }
 
-Schedule assemble(const CommMatrix& m, const std::vector<Edge>& edges, const std::vector<std::int32_t>& colour,
+Schedule assemble(const CommMatrix& m, const std::vector<CutEdge>& edges, const std::vector<std::int32_t>& colour,
                   std::int64_t phases) {
   Schedule s;
   s.ranks = m.ranks;
@@ -210,7 +210,7 @@ Schedule assemble(const CommMatrix& m, const std::vector<Edge>& edges, const std
 
 Schedule quantised_split(const CommMatrix& m, Bytes q, std::int64_t slack) {
   const std::int64_t d = quantised_degree(m, q);
-  std::vector<Edge> edges = cut(m, q);
+  std::vector<CutEdge> edges = cut(m, q);
   commfit_assert(slack >= 0, "quantised_split", "negative colour slack");
   // More than D - 1 extra colours are never needed: first fit alone stays within 2D - 1.
   const std::vector<std::int32_t> colour = first_fit_colours(m.ranks, d + std::min(slack, std::max<std::int64_t>(d - 1, 0)), edges);
@@ -220,7 +220,7 @@ Schedule quantised_split(const CommMatrix& m, Bytes q, std::int64_t slack) {
 
 Schedule quantised_split_bottleneck(const CommMatrix& m, Bytes q) {
   const std::int64_t d = quantised_degree(m, q);
-  const std::vector<Edge> edges = cut(m, q);
+  const std::vector<CutEdge> edges = cut(m, q);
   BottleneckPeeling peeling(m.ranks, d, edges);
   return assemble(m, edges, peeling.run(edges.size()), d);
 }

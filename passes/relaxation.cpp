@@ -12,7 +12,7 @@ namespace {
 
 using I128 = __int128;
 
-struct Msg {
+struct RelaxedMsg {
   Rank src = 0, dst = 0;
   Bytes size = 0;
 };
@@ -101,7 +101,7 @@ class Layout {
       next[k] += x;
     };
     for (std::size_t k = 0; k < msgs_.size(); ++k) {
-      const Msg& x = msgs_[k];
+      const RelaxedMsg& x = msgs_[k];
       const Bytes d = std::min({shed[x.src], take[x.dst], x.size});
       if (d == 0) continue;
       place(k, d, x.dst, x.dst);   // delivered in the pre phase
@@ -113,7 +113,7 @@ class Layout {
     Rank t = 0;
     for (int sweep = 0; sweep < 2; ++sweep)
     for (std::size_t k = 0; k < msgs_.size(); ++k) {
-      const Msg& x = msgs_[k];
+      const RelaxedMsg& x = msgs_[k];
       if (sweep == 0 && c_[x.dst] > b_[x.dst]) continue;
       while (shed[x.src] > 0 && next[k] < x.size) {
         while (t < p_ && take[t] == 0) ++t;
@@ -198,11 +198,11 @@ class Layout {
     s.copies = local_copies(m_);
     const Phase post = static_cast<Phase>(L_ + 1);
     auto piece = [&](const Seg& g, Bytes off, Bytes len) {
-      const Msg& x = msgs_[g.msg];
+      const RelaxedMsg& x = msgs_[g.msg];
       return Piece{x.src, x.dst, off, len};
     };
     for (const Seg& g : segs_) {
-      const Msg& x = msgs_[g.msg];
+      const RelaxedMsg& x = msgs_[g.msg];
       if (g.hold != x.src) s.transfers.push_back({0, x.src, g.hold, piece(g, g.offset, g.bytes)});
       if (g.hold == g.recv && g.recv != x.dst) s.transfers.push_back({post, g.recv, x.dst, piece(g, g.offset, g.bytes)});
     }
@@ -243,7 +243,7 @@ class Layout {
 
   std::vector<Bytes> out_degree() const {
     std::vector<Bytes> d(static_cast<std::size_t>(p_), 0);
-    for (const Msg& x : msgs_) ++d[x.src];
+    for (const RelaxedMsg& x : msgs_) ++d[x.src];
     return d;
   }
 
@@ -280,7 +280,7 @@ class Layout {
   std::uint64_t L_;
   Rank p_;
   Bytes total_ = 0;
-  std::vector<Msg> msgs_;
+  std::vector<RelaxedMsg> msgs_;
   std::vector<Bytes> r_, c_, free_, b_;
   std::vector<Seg> segs_;
 };

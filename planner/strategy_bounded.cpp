@@ -33,14 +33,14 @@ StrategyOutput run_bounded(const CommMatrix& m, const PlanOptions& o, PassRunner
   return out;
 }
 
-constexpr OptionEntry kOptions[] = {{StrategyOption::concurrency, kConcurrency}};
+constexpr OptionEntry kBoundedOptions[] = {{StrategyOption::concurrency, kConcurrency}};
 
 }  // namespace
 
 const Strategy& bounded_strategy() {
   static const Strategy s{
       .entry = {"bounded", "bounded concurrency (ir/network_sim.h)", "König phases merged k at a time: at most k messages per port per phase"},
-      .options = kOptions,
+      .options = kBoundedOptions,
       .run = run_bounded,
       .sweep = StrategyOption::concurrency,
       .needs_memory_limits = false,

@@ -103,14 +103,14 @@ std::uint64_t direct_pieces(const CommMatrix& m, const PlanOptions& o) {
   return saturating_mul(std::max(messages, n), 4);
 }
 
-constexpr OptionEntry kOptions[] = {{StrategyOption::algorithm, kAlgorithms}, {StrategyOption::chunk, {}}};
+constexpr OptionEntry kDirectOptions[] = {{StrategyOption::algorithm, kAlgorithms}, {StrategyOption::chunk, {}}};
 
 }  // namespace
 
 const Strategy& direct_strategy() {
   static const Strategy s{
       .entry = {"direct", "Ranka-Wang §4-6", "compress, decompose, lower, verify: every message sent whole, directly"},
-      .options = kOptions,
+      .options = kDirectOptions,
       .run = run_direct,
       .sweep = StrategyOption::algorithm,
       .needs_memory_limits = false,

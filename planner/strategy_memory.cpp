@@ -51,14 +51,14 @@ constexpr NamedEntry kMethods[] = {
     {"parking", "Pinar-Hendrickson §3.1", "greedy: receive what fits, park the rest on ranks with spare memory"},
     {"relaxation", "Pinar-Hendrickson §3.1", "continuous relaxation: ceil(T/M) equal pieces plus pre/post phases"},
 };
-constexpr OptionEntry kOptions[] = {{StrategyOption::method, kMethods}, {StrategyOption::memory, {}}};
+constexpr OptionEntry kMemoryOptions[] = {{StrategyOption::method, kMethods}, {StrategyOption::memory, {}}};
 
 }  // namespace
 
 const Strategy& memory_strategy() {
   static const Strategy s{
       .entry = {"memory", "Pinar-Hendrickson §3", "phases that respect per-rank free memory, parking data on spare ranks"},
-      .options = kOptions,
+      .options = kMemoryOptions,
       .run = run_memory,
       .sweep = StrategyOption::method,
       .needs_memory_limits = true,

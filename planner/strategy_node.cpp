@@ -22,7 +22,7 @@ constexpr NamedEntry kSteps[] = {
     {"3", "Bienz-Gropp-Olson three-step", "gather to a node's agent for the remote node, one network message per node pair, scatter"},
     {"2", "Bienz-Gropp-Olson two-step", "each rank to its counterpart on the remote node, which scatters: up to N network messages per node pair"},
 };
-constexpr OptionEntry kOptions[] = {{StrategyOption::steps, kSteps}};
+constexpr OptionEntry kNodeOptions[] = {{StrategyOption::steps, kSteps}};
 
 StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& passes) {
   const Rank per = o.topology.ranks_per_node();
@@ -72,7 +72,7 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
 const Strategy& node_strategy() {
   static const Strategy s{
       .entry = {"node", "Bienz-Gropp-Olson (node-aware, --steps 3 or 2)", "messages between nodes through agents: one per node pair (3), or one per rank and node (2)"},
-      .options = kOptions,
+      .options = kNodeOptions,
       .run = run_node,
       .sweep = StrategyOption::steps,
       .needs_memory_limits = false,

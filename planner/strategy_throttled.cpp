@@ -29,14 +29,14 @@ StrategyOutput run_throttled(const CommMatrix& m, const PlanOptions& o, PassRunn
   return out;
 }
 
-constexpr OptionEntry kOptions[] = {{StrategyOption::max_outstanding, kWindows}};
+constexpr OptionEntry kThrottledOptions[] = {{StrategyOption::max_outstanding, kWindows}};
 
 }  // namespace
 
 const Strategy& throttled_strategy() {
   static const Strategy s{
       .entry = {"throttled", "request window (ir/network_sim.h)", "one phase posted through a window of k requests per rank"},
-      .options = kOptions,
+      .options = kThrottledOptions,
       .run = run_throttled,
       .sweep = StrategyOption::max_outstanding,
       .needs_memory_limits = false,
