@@ -150,9 +150,7 @@ Schedule rs_n_reference(CompressedMatrix ccom, const CommMatrix& m, std::uint64_
   return s;
 }
 
-bool same(const Schedule& a, const Schedule& b) {
-  return a.ranks == b.ranks && a.phases == b.phases && a.transfers == b.transfers && a.copies == b.copies;
-}
+using test::same_schedule;
 
 }  // namespace
 
@@ -247,7 +245,7 @@ TEST_CASE("decompose_rs_n: identical to a literal transcription of Fig. 3") {
   for (const Case& c : small_cases()) {
     CAPTURE(c.name);
     const CompressedMatrix ccom = compress(c.m, seed);
-    CHECK(same(decompose_rs_n(ccom, c.m, seed), rs_n_reference(ccom, c.m, seed)));
+    CHECK(same_schedule(decompose_rs_n(ccom, c.m, seed), rs_n_reference(ccom, c.m, seed)));
     ++seed;
   }
 }
@@ -280,17 +278,17 @@ TEST_CASE("decompose_rs_n: Ranka-Wang Table 1 iteration counts") {
 TEST_CASE("decompose: determinism") {
   const CommMatrix m = gen_lognormal(200, 0.1, 5000, 1.5, 31);
   SUBCASE("same seed same schedule") {
-    CHECK(same(decompose_rs_n(compress(m, 5), m, 5), decompose_rs_n(compress(m, 5), m, 5)));
-    CHECK(same(decompose_optimal(m), decompose_optimal(m)));
-    CHECK(same(decompose_lp(m), decompose_lp(m)));
+    CHECK(same_schedule(decompose_rs_n(compress(m, 5), m, 5), decompose_rs_n(compress(m, 5), m, 5)));
+    CHECK(same_schedule(decompose_optimal(m), decompose_optimal(m)));
+    CHECK(same_schedule(decompose_lp(m), decompose_lp(m)));
   }
   SUBCASE("rs_n: different seeds give different schedules") {
     const Schedule a = decompose_rs_n(compress(m, 5), m, 5);
     const Schedule b = decompose_rs_n(compress(m, 6), m, 6);
-    CHECK_FALSE(same(a, b));
+    CHECK_FALSE(same_schedule(a, b));
     // The start-row seed alone changes the schedule too.
     const CompressedMatrix c = compress(m, 5);
-    CHECK_FALSE(same(decompose_rs_n(c, m, 5), decompose_rs_n(c, m, 6)));
+    CHECK_FALSE(same_schedule(decompose_rs_n(c, m, 5), decompose_rs_n(c, m, 6)));
   }
 }
 

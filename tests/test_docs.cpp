@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRoot = fs::path(COMMFIT_SOURCE_DIR).lexically_normal();
+using commfit::test::source_dir;
 
 using commfit::test::slurp;
 
@@ -49,7 +49,7 @@ bool is_scanned(const std::string& rel) {
 
 std::vector<std::string> tracked_files() {
   std::vector<std::string> files;
-  const std::string cmd = "git -C '" + kRoot.string() + "' ls-files 2>/dev/null";
+  const std::string cmd = "git -C '" + source_dir().string() + "' ls-files 2>/dev/null";
   if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
     std::string line;
@@ -65,14 +65,14 @@ std::vector<std::string> tracked_files() {
   }
   if (!files.empty()) return files;
   // No git: walk the tree, skipping hidden directories and build trees (they hold a CMakeCache.txt).
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(source_dir()); it != fs::recursive_directory_iterator(); ++it) {
     if (it->is_directory()) {
       const std::string name = it->path().filename().string();
       if ((name.size() > 1 && name[0] == '.' && name != ".ci") || fs::exists(it->path() / "CMakeCache.txt"))
         it.disable_recursion_pending();
       continue;
     }
-    files.push_back(fs::relative(it->path(), kRoot).string());
+    files.push_back(fs::relative(it->path(), source_dir()).string());
   }
   return files;
 }
@@ -80,14 +80,14 @@ std::vector<std::string> tracked_files() {
 // Where `target` (relative to the file `rel`'s folder) lands, relative to the root; empty when
 // it leaves the repository.
 std::string resolve(const std::string& rel, const std::string& target) {
-  const fs::path full = (kRoot / fs::path(rel).parent_path() / target).lexically_normal();
-  const fs::path inside = full.lexically_relative(kRoot);
+  const fs::path full = (source_dir() / fs::path(rel).parent_path() / target).lexically_normal();
+  const fs::path inside = full.lexically_relative(source_dir());
   if (inside.empty() || *inside.begin() == "..") return {};
   return inside.generic_string();
 }
 
 bool exists_in_repo(const std::string& rel_to_root) {
-  return !rel_to_root.empty() && fs::exists(kRoot / rel_to_root);
+  return !rel_to_root.empty() && fs::exists(source_dir() / rel_to_root);
 }
 
 struct Problem {
@@ -246,9 +246,9 @@ TEST_CASE("docs_cite_nothing_outside_the_repository") {
   std::vector<Problem> problems;
   int scanned = 0;
   for (const std::string& rel : tracked_files()) {
-    if (!is_scanned(rel) || !fs::is_regular_file(kRoot / rel)) continue;
+    if (!is_scanned(rel) || !fs::is_regular_file(source_dir() / rel)) continue;
     ++scanned;
-    std::istringstream in(slurp(kRoot / rel));
+    std::istringstream in(slurp(source_dir() / rel));
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) check_line(rel, n, line, problems);
   }
@@ -257,7 +257,7 @@ TEST_CASE("docs_cite_nothing_outside_the_repository") {
 }
 
 TEST_CASE("docs_readme_links_the_guide_for_users_then_the_architecture_for_contributors") {
-  const std::string readme = slurp(kRoot / "README.md");
+  const std::string readme = slurp(source_dir() / "README.md");
   const auto docs = readme.find("## Documentation");
   REQUIRE(docs != std::string::npos);
   const auto first = readme.find("docs/", docs);
@@ -272,9 +272,9 @@ TEST_CASE("docs_name_no_work_period_issue_or_commit") {
   std::vector<Problem> problems;
   int scanned = 0;
   for (const std::string& rel : tracked_files()) {
-    if (!is_history_scanned(rel) || !fs::is_regular_file(kRoot / rel)) continue;
+    if (!is_history_scanned(rel) || !fs::is_regular_file(source_dir() / rel)) continue;
     ++scanned;
-    std::istringstream in(slurp(kRoot / rel));
+    std::istringstream in(slurp(source_dir() / rel));
     std::string line;
     bool in_block_comment = false;
     for (int n = 1; std::getline(in, line); ++n) check_history(rel, n, prose_of(rel, line, in_block_comment), problems);
@@ -311,7 +311,7 @@ TEST_CASE("docs_show_only_commands_that_exist") {
   static const std::regex build_re(R"((?:^|[\s`=(])\.?/?build/([A-Za-z0-9_./-]+)(?![-.{A-Za-z0-9_/]))");
   for (const std::string& rel : tracked_files()) {
     if (!(is_markdown(rel) && rel.rfind("tests/", 0) != 0)) continue;
-    std::istringstream in(slurp(kRoot / rel));
+    std::istringstream in(slurp(source_dir() / rel));
     std::string line;
     bool code = false;
     for (int n = 1; std::getline(in, line); ++n) {
@@ -371,8 +371,8 @@ TEST_CASE("docs_show_only_commands_that_exist") {
   // build script writes (bench/smpi/build.sh: "$out/smpi_driver").
   std::string cmake_text, script_text;
   for (const std::string& rel : tracked_files()) {
-    if (fs::path(rel).filename() == "CMakeLists.txt") cmake_text += slurp(kRoot / rel);
-    if (fs::path(rel).extension() == ".sh") script_text += slurp(kRoot / rel);
+    if (fs::path(rel).filename() == "CMakeLists.txt") cmake_text += slurp(source_dir() / rel);
+    if (fs::path(rel).extension() == ".sh") script_text += slurp(source_dir() / rel);
   }
   for (const std::string& entry : programs) {
     const std::string name = entry.substr(0, entry.find('\t'));
@@ -396,7 +396,7 @@ TEST_CASE("man_page_environment_names_every_variable_the_code_reads") {
     const bool src = (rel.rfind("runtime/", 0) == 0 || rel.rfind("backends/exec/", 0) == 0 || rel.rfind("planner/", 0) == 0) &&
                      (fs::path(rel).extension() == ".cpp" || fs::path(rel).extension() == ".h");
     if (!src) continue;
-    const std::string text = slurp(kRoot / rel);
+    const std::string text = slurp(source_dir() / rel);
     for (std::sregex_iterator it(text.begin(), text.end(), literal), end; it != end; ++it) vars.insert((*it)[1]);
   }
   REQUIRE(vars.count("COMMFIT_THRESHOLD") == 1);

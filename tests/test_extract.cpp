@@ -27,8 +27,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRoot = COMMFIT_SOURCE_DIR;
-const fs::path kFixtures = kRoot / "tests/fixtures/extract";
+using commfit::test::source_dir;
+const fs::path kFixtures = source_dir() / "tests/fixtures/extract";
 
 Pattern pattern(std::int64_t n, std::vector<std::pair<std::int32_t, std::int32_t>> pairs) {
   return pattern_from_pairs(n, std::move(pairs));
@@ -37,7 +37,7 @@ Pattern pattern(std::int64_t n, std::vector<std::pair<std::int32_t, std::int32_t
 fs::path scratch() { return test::scratch_dir("extract"); }
 
 // Runs `commfit ARGS` from the repository root (fixture paths are relative to it).
-test::CommandRun run_commfit(const std::string& args) { return test::run_commfit(args, kRoot, scratch()); }
+test::CommandRun run_commfit(const std::string& args) { return test::run_commfit(args, source_dir(), scratch()); }
 
 }  // namespace
 
@@ -240,7 +240,7 @@ namespace {
 // The mesh of examples/extract/plate.geo, made once into the build directory (beside the commfit
 // binary) and remade when the .geo is newer.
 fs::path plate_mesh() {
-  const fs::path geo = kRoot / "examples/extract/plate.geo";
+  const fs::path geo = source_dir() / "examples/extract/plate.geo";
   const fs::path msh = fs::path(COMMFIT_EXE).parent_path() / "examples/plate.msh";
   if (fs::exists(msh) && fs::last_write_time(msh) >= fs::last_write_time(geo)) return msh;
   fs::create_directories(msh.parent_path());
@@ -299,7 +299,7 @@ TEST_CASE("extract: the gmsh plate (>= 50,000 vertices) into 32, 256, 1024 parts
 }
 
 TEST_CASE("extract: the Matrix Market Laplacian into 32, 256, 1024 parts plans and verifies") {
-  extract_plan_verify((kRoot / "examples/extract/laplace3d_20.mtx").string(), 8000);
+  extract_plan_verify((source_dir() / "examples/extract/laplace3d_20.mtx").string(), 8000);
   // The 7-point Laplacian's halo: with a partition file of z-slabs of 20 x 20 x 5 rows each part
   // sends its one or two boundary planes of 400 values to its neighbours.
   std::string slabs;

@@ -32,7 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = COMMFIT_SOURCE_DIR;
+using commfit::test::source_dir;
 const std::string kMatrix = "tests/fixtures/matrix/good/sparse_small.json";   // what plandir/good was planned from
 const std::string kGoodPlan = "tests/fixtures/plandir/good";
 constexpr double kWallLimitS = 2.0;
@@ -49,13 +49,13 @@ struct Child {
 
 // Runs commfit with `args` from the repository root; stdout and stderr go to files in `scratch`.
 // The child's peak resident set comes from wait4. A watchdog alarm (30 s) ends a hung child.
-Child run_commfit(const std::vector<std::string>& args, const fs::path& scratch, const std::string& omp_threads = "") {
-  const fs::path out = scratch / "stdout", err = scratch / "stderr";
+Child run_child(const std::vector<std::string>& args, const fs::path& scratch, const std::string& omp_threads = "") {
+  const fs::path out = scratch / "stdout", err = scratch / "stderr", root = source_dir();
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    if (::chdir(kRoot.c_str()) != 0) ::_exit(126);
+    if (::chdir(root.c_str()) != 0) ::_exit(126);
     const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int n = ::open("/dev/null", O_RDONLY);
     if (o < 0 || e < 0 || n < 0) ::_exit(126);
@@ -124,19 +124,19 @@ void check_refused(const Child& c, const std::string& input, const fs::path& wor
   CHECK(c.max_rss_kib < kRssLimitKiB);
 }
 
-struct Scratch {
+struct HostileScratch {
   fs::path dir, work;
-  explicit Scratch(const std::string& name)
+  explicit HostileScratch(const std::string& name)
       : dir(fs::temp_directory_path() / ("commfit-hostile-" + name + "-" + std::to_string(::getpid()))), work(dir / "work") {
     fs::remove_all(dir);
     fs::create_directories(work);
   }
-  ~Scratch() { fs::remove_all(dir); }
+  ~HostileScratch() { fs::remove_all(dir); }
 };
 
 std::vector<std::string> entries(const std::string& dir, const std::string& ext, bool dirs = false) {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kRoot / dir))
+  for (const auto& e : fs::directory_iterator(source_dir() / dir))
     if (dirs ? e.is_directory() : (e.is_regular_file() && e.path().extension() == ext))
       out.push_back(dir + "/" + e.path().filename().string());
   std::sort(out.begin(), out.end());
@@ -144,42 +144,42 @@ std::vector<std::string> entries(const std::string& dir, const std::string& ext,
 }
 
 // The three commands that read a plan, each refusing it.
-void check_plan_refused(const std::string& plan, bool binary, const Scratch& s, Margin& margin) {
+void check_plan_refused(const std::string& plan, bool binary, const HostileScratch& s, Margin& margin) {
   const std::string converted = (s.work / (binary ? "out.plan" : "out.cfp")).string();
-  check_refused(run_commfit({"show", plan}, s.dir), plan, s.work, margin, "show " + plan);
-  check_refused(run_commfit({"verify", kMatrix, plan}, s.dir), plan, s.work, margin, "verify " + plan);
-  check_refused(run_commfit({"convert", plan, converted}, s.dir), plan, s.work, margin, "convert " + plan);
+  check_refused(run_child({"show", plan}, s.dir), plan, s.work, margin, "show " + plan);
+  check_refused(run_child({"verify", kMatrix, plan}, s.dir), plan, s.work, margin, "verify " + plan);
+  check_refused(run_child({"convert", plan, converted}, s.dir), plan, s.work, margin, "convert " + plan);
 }
 
 }  // namespace
 
 TEST_CASE("hostile matrices: commfit plan refuses each in one line, writes nothing, within 2 s and 1 GiB") {
-  Scratch s("matrix");
+  HostileScratch s("matrix");
   Margin margin;
   std::vector<std::string> fixtures = entries("tests/fixtures/matrix/bad", ".json");
   const auto mtx = entries("tests/fixtures/mtx/bad", ".mtx");
   fixtures.insert(fixtures.end(), mtx.begin(), mtx.end());
   REQUIRE(fixtures.size() >= 60);
   for (const std::string& f : fixtures)
-    check_refused(run_commfit({"plan", f, "-o", (s.work / "out.plan").string()}, s.dir), f, s.work, margin, "plan " + f);
+    check_refused(run_child({"plan", f, "-o", (s.work / "out.plan").string()}, s.dir), f, s.work, margin, "plan " + f);
 }
 
 TEST_CASE("hostile matrices: the memory a plan would need is estimated and refused up front") {
-  Scratch s("memory");
+  HostileScratch s("memory");
   Margin margin;
   const std::string out = (s.work / "out.plan").string();
   // 2^53 one-byte pieces: more than any machine has, refused under the default limit.
   const std::string huge = "tests/fixtures/matrix/good/max_size.json";
-  Child c = run_commfit({"plan", huge, "--algorithm", "quantised", "--chunk", "1", "-o", out}, s.dir);
+  Child c = run_child({"plan", huge, "--algorithm", "quantised", "--chunk", "1", "-o", out}, s.dir);
   check_refused(c, huge, s.work, margin, "plan max_size.json --chunk 1");
   CHECK(c.err.find("whole matrix: planning needs about") != std::string::npos);
   // The default limit names its source: the physical memory, a cgroup's file or Slurm's variable.
   CHECK(std::regex_search(c.err, std::regex(R"(\((physical memory|cgroup /\S+|SLURM_MEM_PER_\w+( x SLURM_CPUS_ON_NODE)?); see --max-memory\))")));
   // An explicit limit below what a small plan needs, and the same plan under the default limit.
-  c = run_commfit({"plan", kMatrix, "--max-memory", "1000000", "-o", out}, s.dir);
+  c = run_child({"plan", kMatrix, "--max-memory", "1000000", "-o", out}, s.dir);
   check_refused(c, kMatrix, s.work, margin, "plan --max-memory 1000000");
   CHECK(c.err.find("more than the limit of 976.6 KiB (--max-memory)") != std::string::npos);
-  c = run_commfit({"plan", kMatrix, "-q", "-o", out}, s.dir);
+  c = run_child({"plan", kMatrix, "-q", "-o", out}, s.dir);
   CHECK(c.status == 0);
   CHECK(fs::exists(s.work / "out.plan" / "manifest.json"));
   fs::remove_all(s.work / "out.plan");
@@ -187,17 +187,17 @@ TEST_CASE("hostile matrices: the memory a plan would need is estimated and refus
   // of proportion; an explicit --max-memory lifts that rule (here to meet the limit's own).
   const fs::path idle = s.dir / "idle.json";
   { std::ofstream(idle) << R"({"format": "commfit-matrix", "version": 1, "ranks": 2097152, "messages": [[0, 2097151, 100], [5, 7, 10], [2097151, 0, 64]]})"; }
-  c = run_commfit({"plan", idle.string(), "-o", out}, s.dir);
+  c = run_child({"plan", idle.string(), "-o", out}, s.dir);
   check_refused(c, idle.string(), s.work, margin, "plan of 3 messages among 2^21 ranks");
   CHECK(c.err.find("whole matrix: planning needs about 2.0 GiB for 3 messages: 4 of its 2097152 ranks send or receive") != std::string::npos);
-  c = run_commfit({"plan", idle.string(), "--max-memory", "1000000", "-o", out}, s.dir);
+  c = run_child({"plan", idle.string(), "--max-memory", "1000000", "-o", out}, s.dir);
   check_refused(c, idle.string(), s.work, margin, "plan of 3 messages among 2^21 ranks --max-memory 1000000");
   CHECK(c.err.find("more than the limit of 976.6 KiB (--max-memory)") != std::string::npos);
   // A file over the 4 GiB limit (sparse: it takes no disk) is refused before it is read.
   const fs::path big = s.dir / "big.json";
   { std::ofstream(big) << "{"; }
   fs::resize_file(big, (std::uintmax_t{1} << 32) + 1);
-  c = run_commfit({"plan", big.string(), "-o", out}, s.dir);
+  c = run_child({"plan", big.string(), "-o", out}, s.dir);
   check_refused(c, big.string(), s.work, margin, "plan of a 4 GiB + 1 file");
   CHECK(c.err.find("file is 4294967297 bytes, over the limit of 4294967296") != std::string::npos);
 }
@@ -207,7 +207,7 @@ TEST_CASE("hostile matrices: the memory a plan would need is estimated and refus
 // JSON reader streams the file and hands the parser one blank per run, so its memory does not
 // grow with the blanks (docs/HARDENING.md has the prlimit run of a 2 GiB file). Peak RSS from wait4, so that the check holds under the sanitizers.
 TEST_CASE("hostile matrices: white space is read in memory independent of its size") {
-  Scratch s("blanks");
+  HostileScratch s("blanks");
   const fs::path padded = s.dir / "padded.json", blank = s.dir / "blank.json";
   {
     std::ofstream out(padded, std::ios::binary);
@@ -217,12 +217,12 @@ TEST_CASE("hostile matrices: white space is read in memory independent of its si
     out << R"(, "messages": [[0, 1, 5], [2, 3, 7]]})" << std::string(chunk.size() * 256, '\n');
     std::ofstream(blank, std::ios::binary) << std::string(std::size_t{64} << 20, ' ');
   }
-  const Child ok = run_commfit({"stats", padded.string()}, s.dir);
+  const Child ok = run_child({"stats", padded.string()}, s.dir);
   INFO("stderr: " << ok.err);
   CHECK(ok.status == 0);
   CHECK(ok.out.find("messages     2 network") != std::string::npos);
   CHECK(ok.max_rss_kib < 256 * 1024);
-  const Child bad = run_commfit({"stats", blank.string()}, s.dir);
+  const Child bad = run_child({"stats", blank.string()}, s.dir);
   CHECK(bad.status == 2);
   CHECK(bad.err == "commfit: error: " + blank.string() + ": line 1, column 67108865: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal\n");
   CHECK(bad.max_rss_kib < 256 * 1024);
@@ -233,9 +233,9 @@ TEST_CASE("hostile matrices: white space is read in memory independent of its si
 // The same for the plan readers: 256 MiB of blanks inside the manifest and inside a rank file,
 // then a syntax error behind 64 MiB of blanks, named by its byte in the file.
 TEST_CASE("hostile plan files: white space is read in memory independent of its size") {
-  Scratch s("planblanks");
+  HostileScratch s("planblanks");
   const fs::path plan = s.dir / "p";
-  fs::copy(kRoot / kGoodPlan, plan);
+  fs::copy(source_dir() / kGoodPlan, plan);
   const std::string chunk(std::size_t{1} << 20, ' ');
   auto pad = [&](const std::string& name, std::size_t mib, const std::string& insert) {
     const std::string text = slurp(plan / name);
@@ -249,12 +249,12 @@ TEST_CASE("hostile plan files: white space is read in memory independent of its 
   pad("manifest.json", 256, "");
   pad("rank-00001.json", 256, "");
   const std::string matrix = kMatrix;
-  const Child ok = run_commfit({"verify", matrix, plan.string()}, s.dir);
+  const Child ok = run_child({"verify", matrix, plan.string()}, s.dir);
   INFO("stderr: " << ok.err);
   CHECK(ok.status == 0);
   CHECK(ok.max_rss_kib < 256 * 1024);
   const std::size_t byte = pad("rank-00002.json", 64, "x");
-  const Child bad = run_commfit({"verify", matrix, plan.string()}, s.dir);
+  const Child bad = run_child({"verify", matrix, plan.string()}, s.dir);
   CHECK(bad.status == 2);
   CHECK(bad.err.find(": byte " + std::to_string(byte) + ": invalid JSON: syntax error while parsing object key") != std::string::npos);
   CHECK(bad.max_rss_kib < 256 * 1024);
@@ -262,7 +262,7 @@ TEST_CASE("hostile plan files: white space is read in memory independent of its 
 }
 
 TEST_CASE("hostile plan files: show, verify and convert refuse each in one line, write nothing, within 2 s and 1 GiB") {
-  Scratch s("planfile");
+  HostileScratch s("planfile");
   Margin margin;
   const auto fixtures = entries("tests/fixtures/plan/bad", ".json");
   REQUIRE(fixtures.size() >= 30);
@@ -270,16 +270,16 @@ TEST_CASE("hostile plan files: show, verify and convert refuse each in one line,
     // A manifest fixture replaces the manifest of a good plan, a rank fixture the file of rank 0.
     const fs::path plan = s.dir / "p";
     fs::remove_all(plan);
-    fs::copy(kRoot / kGoodPlan, plan);
+    fs::copy(source_dir() / kGoodPlan, plan);
     const bool manifest = fs::path(f).filename().string().rfind("manifest_", 0) == 0;
-    fs::copy_file(kRoot / f, plan / (manifest ? "manifest.json" : "rank-00000.json"), fs::copy_options::overwrite_existing);
+    fs::copy_file(source_dir() / f, plan / (manifest ? "manifest.json" : "rank-00000.json"), fs::copy_options::overwrite_existing);
     INFO(f);
     check_plan_refused(plan.string(), false, s, margin);
   }
 }
 
 TEST_CASE("hostile plan directories and binary plans: show, verify and convert refuse each in one line") {
-  Scratch s("plandir");
+  HostileScratch s("plandir");
   Margin margin;
   const auto dirs = entries("tests/fixtures/plandir/bad", "", true);
   REQUIRE(dirs.size() >= 10);
@@ -290,11 +290,11 @@ TEST_CASE("hostile plan directories and binary plans: show, verify and convert r
 }
 
 TEST_CASE("plans that break the verifier's rules: verify exits 1 naming each problem; the good plans pass") {
-  Scratch s("verifyfails");
+  HostileScratch s("verifyfails");
   Margin margin;
   for (const std::string& d : entries("tests/fixtures/plandir/verify_fails", "", true)) {
     INFO(d);
-    const Child c = run_commfit({"verify", kMatrix, d}, s.dir);
+    const Child c = run_child({"verify", kMatrix, d}, s.dir);
     margin.add(c, "verify " + d);
     CHECK(c.status == 1);
     std::istringstream lines(c.err);
@@ -317,7 +317,7 @@ TEST_CASE("plans that break the verifier's rules: verify exits 1 naming each pro
   for (const std::string& good : {kGoodPlan, std::string("tests/fixtures/plandir/good.cfp")}) {
     INFO(good);
     for (const std::vector<std::string>& args : {std::vector<std::string>{"verify", kMatrix, good}, {"show", good}}) {
-      const Child c = run_commfit(args, s.dir);
+      const Child c = run_child(args, s.dir);
       margin.add(c, args[0] + " " + good);
       CHECK(c.status == 0);
       CHECK(c.err.empty());
@@ -333,10 +333,10 @@ TEST_CASE("plans that break the verifier's rules: verify exits 1 naming each pro
 // as the only problem (the goldens below), fast and within 1 MiB of the honest plan's peak
 // resident set; `show` still reads them (it allocates nothing per declared figure).
 TEST_CASE("plans that declare more than their steps use: verify names rule 7 in both forms, fast and small") {
-  Scratch s("declared");
+  HostileScratch s("declared");
   Margin margin;
   const fs::path staged = s.dir / "staging_3gib";
-  fs::copy(kRoot / kGoodPlan, staged);
+  fs::copy(source_dir() / kGoodPlan, staged);
   auto edit = [&](const std::string& name, const std::string& from, const std::string& to) {
     std::string text = slurp(staged / name);
     const std::size_t at = text.find(from);
@@ -348,24 +348,24 @@ TEST_CASE("plans that declare more than their steps use: verify names rule 7 in 
   const std::string phases = "tests/fixtures/plandir/limit/phases_at_limit";
   const fs::path staged_cfp = s.dir / "staging_3gib.cfp", phases_cfp = s.dir / "phases_2e24.cfp";
   commfit::write_plan_binary(commfit::read_plan_dir(staged, false), staged_cfp);
-  commfit::write_plan_binary(commfit::read_plan_dir(kRoot / phases, false), phases_cfp);
+  commfit::write_plan_binary(commfit::read_plan_dir(source_dir() / phases, false), phases_cfp);
   MESSAGE("the binary plans: 3 GiB of staging in " << fs::file_size(staged_cfp) << " bytes, 2^24 phases in " << fs::file_size(phases_cfp) << " bytes");
 
-  const long honest_kib = run_commfit({"verify", kMatrix, kGoodPlan}, s.dir).max_rss_kib;
+  const long honest_kib = run_child({"verify", kMatrix, kGoodPlan}, s.dir).max_rss_kib;
   const std::string staging_line = ": rule 7: rank 1: staging_bytes 3221225472 but the steps use at most 2201\n";
   const std::string phases_line = ": rule 7: phases 16777216 but the steps use at most 6 (the phases after the last step are empty on every rank)\n";
   for (const auto& [plan_, line] : {std::pair{staged.string(), staging_line}, {staged_cfp.string(), staging_line}, {phases, phases_line},
                                    {phases_cfp.string(), phases_line}}) {
     const auto& plan = plan_;
     INFO(plan);
-    const Child c = run_commfit({"verify", kMatrix, plan}, s.dir);
+    const Child c = run_child({"verify", kMatrix, plan}, s.dir);
     margin.add(c, "verify " + plan);
     CHECK(c.status == 1);
     CHECK(c.out.empty());
     CHECK(c.err == "commfit: error: " + plan + line + "commfit: " + plan + " does not verify against " + kMatrix + "\n");
     CHECK(c.seconds < kWallLimitS);
     CHECK(c.max_rss_kib <= honest_kib + 1024);
-    const Child shown = run_commfit({"show", plan}, s.dir);
+    const Child shown = run_child({"show", plan}, s.dir);
     margin.add(shown, "show " + plan);
     CHECK(shown.status == 0);
     CHECK(shown.seconds < kWallLimitS);
@@ -377,7 +377,7 @@ TEST_CASE("plans that declare more than their steps use: verify names rule 7 in 
 // commfit is threaded (no OpenMP, no std::thread, Eigen built without -fopenmp), so
 // OMP_NUM_THREADS must change nothing; the test keeps it that way if a pass ever gets threads.
 TEST_CASE("plans are byte-identical across runs and OMP_NUM_THREADS, for every strategy and both forms") {
-  Scratch s("determinism");
+  HostileScratch s("determinism");
   const std::string matrix = kMatrix;
   for (const std::string strategy : {"direct", "async", "two-stage", "memory", "auto"}) {
     for (const std::string form : {".plan", ".cfp"}) {
@@ -387,7 +387,7 @@ TEST_CASE("plans are byte-identical across runs and OMP_NUM_THREADS, for every s
         const fs::path out = s.work / ("t" + threads + "-" + std::to_string(files.size()) + form);
         std::vector<std::string> args{"plan", matrix, "--strategy", strategy, "-q", "-o", out.string()};
         if (strategy == "memory") args.insert(args.end(), {"--memory", "9000"});   // rank 1 needs 4096 + room to forward
-        const Child c = run_commfit(args, s.dir, threads);
+        const Child c = run_child(args, s.dir, threads);
         REQUIRE_MESSAGE(c.status == 0, c.err);
         std::string all = fs::is_directory(out) ? "" : slurp(out);   // a directory: every file, in name order
         if (fs::is_directory(out)) {

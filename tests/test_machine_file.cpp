@@ -23,7 +23,7 @@ using commfit::test::run_commfit;
 using commfit::test::scratch_dir;
 using commfit::test::slurp;
 
-const fs::path kRoot = COMMFIT_SOURCE_DIR;
+using commfit::test::source_dir;
 
 constexpr const char* kIb = R"({"format": "commfit-machine", "version": 1, "name": "test ib", "network": "ib", "tau_s": 3e-6,
   "bandwidth_Bps": 1.2e10, "overhead_s": 6e-7, "eager_limit": 8192, "ib_factors": "0.9;0.8;1.5", "intra_latency_s": 3e-7,
@@ -100,7 +100,7 @@ TEST_CASE("a machine file that cannot be read is one error naming it") {
 TEST_CASE("plan and compare --machine: the figures, the summary line, the manifest, and explicit options first") {
   const fs::path dir = scratch_dir("machine-cli");
   const fs::path m = write("ib.json", kIb);
-  const std::string matrix = (kRoot / "examples/stencil2d_16.json").string();
+  const std::string matrix = (source_dir() / "examples/stencil2d_16.json").string();
   const auto run = commfit::test::run_commfit("plan " + matrix + " -o a.plan --machine " + m.string() + " --tau 2us", dir, dir);
   REQUIRE(run.status == 0);
   CHECK(run.out.find("  machine " + m.string() + " (test ib): network ib, tau 2 µs, bandwidth 12 GB/s") != std::string::npos);

@@ -8,12 +8,12 @@
 namespace commfit {
 namespace {
 
-struct Case {
+struct SharingCase {
   std::vector<std::vector<std::int32_t>> routes;
   std::vector<double> bound, penalty;
 };
 
-std::vector<double> solve(std::vector<double> capacity, const Case& c, std::size_t* work = nullptr) {
+std::vector<double> solve(std::vector<double> capacity, const SharingCase& c, std::size_t* work = nullptr) {
   MaxMinSharing s;
   s.reset(std::move(capacity));
   std::vector<std::uint32_t> flows;

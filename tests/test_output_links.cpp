@@ -26,7 +26,7 @@ fs::path dir() { return test::scratch_dir("links"); }
 
 test::CommandRun run(const std::string& args) { return test::run_commfit(args, dir(), dir()); }
 
-std::string example(const std::string& name) { return std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name; }
+using commfit::test::example;
 
 std::string host_tag() {
   char host[256] = {};

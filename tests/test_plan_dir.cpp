@@ -16,13 +16,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
+fs::path dir_scratch(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("commfit-test-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(p);
   return p;
 }
 
-std::string parse_error(const std::string& text) {
+std::string rank_parse_error(const std::string& text) {
   try {
     parse_rank_schedule(text, "r.json");
   } catch (const InputError& e) {
@@ -43,7 +43,7 @@ TEST_CASE("rank_file_names") {
 TEST_CASE("plan_dir_round_trip") {
   const CommMatrix m = gen_random_sparse(9, 0.5, 100000, 3, true);
   const Plan plan = make_plan(m, {});
-  const fs::path dir = scratch("roundtrip.plan");
+  const fs::path dir = dir_scratch("roundtrip.plan");
   write_plan_dir(plan, dir);
   const Plan back = read_plan_dir(dir);
   CHECK(manifest_json(back.manifest) == manifest_json(plan.manifest));
@@ -86,13 +86,13 @@ TEST_CASE("rank_schedule_request_window") {
   RankSchedule bad = plan.ranks[0];
   for (std::uint32_t w : {1u, kMaxWindow + 1}) {
     bad.max_outstanding = w;
-    CHECK(parse_error(rank_schedule_json(bad)).starts_with("r.json: /max_outstanding: "));
+    CHECK(rank_parse_error(rank_schedule_json(bad)).starts_with("r.json: /max_outstanding: "));
   }
 }
 
 TEST_CASE("plan_dir_replaces_only_plans") {
   const CommMatrix m = gen_random_sparse(4, 0.5, 1000, 1, false);
-  const fs::path dir = scratch("replace.plan");
+  const fs::path dir = dir_scratch("replace.plan");
   fs::create_directories(dir);
   std::ofstream(dir / "precious.txt") << "user data";
   CHECK_THROWS_AS(write_plan_dir(make_plan(m, {}), dir), UsageError);
@@ -110,17 +110,17 @@ TEST_CASE("rank_schedule_strict_reading") {
   const std::string head = R"({"format": "commfit-rank-schedule", "version": 1, "rank": 1, "ranks": 4, "phases": 2,
     "matrix_fingerprint": "sha256:db2dde29debd4e52ae212bc21ed9d28859f1eb928aa9fcf7ced738fb6a4931f5", "staging_bytes": 0,
     "sends": [[0, 50]], "recvs": [[0, 100]], "steps": [)";
-  CHECK(parse_error(head + "]}") == "no error");
-  CHECK(parse_error(head + R"({"phase": 0, "op": "jump", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
+  CHECK(rank_parse_error(head + "]}") == "no error");
+  CHECK(rank_parse_error(head + R"({"phase": 0, "op": "jump", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
         "r.json: /steps/0/op: expected \"send\", \"recv\" or \"copy\", got \"jump\"");
-  CHECK(parse_error(head + R"({"phase": 2, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
+  CHECK(rank_parse_error(head + R"({"phase": 2, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
         "r.json: /steps/0/phase: phase 2 is not below the phase count 2");
-  CHECK(parse_error(head + R"({"phase": 0, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "stage"}]})") ==
+  CHECK(rank_parse_error(head + R"({"phase": 0, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "stage"}]})") ==
         "r.json: /steps/0: missing required field \"stage_offset\" (buffer is \"stage\")");
-  CHECK(parse_error(head + R"({"phase": 0, "op": "recv", "peer": 9, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
+  CHECK(rank_parse_error(head + R"({"phase": 0, "op": "recv", "peer": 9, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv"}]})") ==
         "r.json: /steps/0/peer: 9 is out of range (at most 3)");
-  CHECK(parse_error(head + R"({"phase": 0, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv", "x": 1}]})") ==
+  CHECK(rank_parse_error(head + R"({"phase": 0, "op": "recv", "peer": 0, "src": 0, "dst": 1, "offset": 0, "bytes": 100, "buffer": "recv", "x": 1}]})") ==
         "r.json: /steps/0/x: unknown field");
-  CHECK(parse_error(R"({"format": "commfit-rank-schedule", "version": 2})") == "r.json: /version: unsupported version 2 (this commfit reads version 1)");
-  CHECK(parse_error(head).starts_with("r.json: byte "));
+  CHECK(rank_parse_error(R"({"format": "commfit-rank-schedule", "version": 2})") == "r.json: /version: unsupported version 2 (this commfit reads version 1)");
+  CHECK(rank_parse_error(head).starts_with("r.json: byte "));
 }

@@ -117,7 +117,7 @@ void check_regular(const CommMatrix& m, int d) {
   }
 }
 
-bool same(const RankSchedule& a, const RankSchedule& b) {
+bool same_with_order(const RankSchedule& a, const RankSchedule& b) {
   return a.rank == b.rank && a.ranks == b.ranks && a.phases == b.phases && a.matrix_fingerprint == b.matrix_fingerprint &&
          a.staging_bytes == b.staging_bytes && a.max_outstanding == b.max_outstanding && a.sends == b.sends && a.recvs == b.recvs &&
          a.steps == b.steps && a.send_order == b.send_order;
@@ -391,7 +391,7 @@ TEST_CASE("send_order_round_trips_through_both_plan_forms_and_the_hash") {
   CHECK(rank_schedule_hash(plain) != rank_schedule_hash(plan.ranks[0]));
   const std::string text = rank_schedule_json(plan.ranks[0]);
   CHECK(text.find("\"send_order\": [") != std::string::npos);
-  CHECK(same(parse_rank_schedule(text, "r.json"), plan.ranks[0]));
+  CHECK(same_with_order(parse_rank_schedule(text, "r.json"), plan.ranks[0]));
   CHECK(rank_schedule_json(plain).find("send_order") == std::string::npos);
 
   const auto dir = std::filesystem::temp_directory_path() / ("commfit-posting-order-" + std::to_string(::getpid()));
@@ -400,9 +400,9 @@ TEST_CASE("send_order_round_trips_through_both_plan_forms_and_the_hash") {
   write_plan_binary(plan, dir / "p.cfp");
   const Plan from_dir = read_plan_dir(dir / "p.plan"), from_binary = read_plan_binary(dir / "p.cfp");
   for (Rank r = 0; r < m.ranks; ++r) {
-    CHECK(same(from_dir.ranks[r], plan.ranks[r]));
-    CHECK(same(from_binary.ranks[r], plan.ranks[r]));
-    CHECK(same(read_rank_schedule_binary(dir / "p.cfp", r), plan.ranks[r]));
+    CHECK(same_with_order(from_dir.ranks[r], plan.ranks[r]));
+    CHECK(same_with_order(from_binary.ranks[r], plan.ranks[r]));
+    CHECK(same_with_order(read_rank_schedule_binary(dir / "p.cfp", r), plan.ranks[r]));
   }
   std::filesystem::remove_all(dir);
 }

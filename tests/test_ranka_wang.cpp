@@ -29,14 +29,14 @@ using namespace commfit;
 
 namespace {
 
-struct Case {
+struct RankaCase {
   std::string name;
   CommMatrix m;
 };
 
 // Matrices of p = 64 ranks (and a few smaller ones, on machines with more ranks than the job).
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<RankaCase> cases() {
+  std::vector<RankaCase> out;
   for (int d : {1, 4, 16, 48, 63})
     out.push_back({"uniform d=" + std::to_string(d), gen_uniform(64, d, 1024, 300 + d)});
   for (int d : {4, 16, 32})
@@ -109,9 +109,7 @@ int missed_pairs(const Schedule& s) {
   return missed;
 }
 
-bool same(const Schedule& a, const Schedule& b) {
-  return a.ranks == b.ranks && a.phases == b.phases && a.transfers == b.transfers && a.copies == b.copies;
-}
+using test::same_schedule;
 
 const RsNlpOptions kVariants[] = {{false, false, 0}, {true, false, 0}, {false, true, 0}, {true, true, 0}};
 
@@ -120,12 +118,12 @@ const RsNlpOptions kVariants[] = {{false, false, 0}, {true, false, 0}, {false, t
 TEST_CASE("decompose_rs_nlp: without link checking the topology plays no part") {
   // decompose_rs_n is RS_N on the full crossbar; test_decompose holds it to a literal Fig. 3.
   std::uint64_t seed = 1;
-  for (const Case& c : cases()) {
+  for (const RankaCase& c : cases()) {
     CAPTURE(c.name);
     const CompressedMatrix ccom = compress(c.m, seed);
     for (const bool pairwise : {false, true})
-      CHECK(same(decompose_rs_nlp(ccom, c.m, Topology::parse("hypercube:6"), {pairwise, false, seed}),
-                 decompose_rs_nlp(ccom, c.m, Topology(), {pairwise, false, seed})));
+      CHECK(same_schedule(decompose_rs_nlp(ccom, c.m, Topology::parse("hypercube:6"), {pairwise, false, seed}),
+                          decompose_rs_nlp(ccom, c.m, Topology(), {pairwise, false, seed})));
     ++seed;
   }
 }
@@ -135,7 +133,7 @@ TEST_CASE("decompose_rs_nlp: every variant on every topology passes the verifier
   int checked = 0;
   for (const char* spec : kTopologies) {
     const Topology topo = Topology::parse(spec);
-    for (const Case& c : cases()) {
+    for (const RankaCase& c : cases()) {
       CAPTURE(spec);
       CAPTURE(c.name);
       const CompressedMatrix ccom = compress(c.m, seed);
@@ -210,7 +208,7 @@ TEST_CASE("heap_split: RS_NLPH and RS_NLH pass the verifier on every topology; t
   cost.bandwidth_Bps = 1.54e6;
   for (const char* spec : kTopologies) {
     const Topology topo = Topology::parse(spec);
-    for (const Case& c : cases()) {
+    for (const RankaCase& c : cases()) {
       CAPTURE(spec);
       CAPTURE(c.name);
       const CompressedMatrix ccom = compress(c.m, seed);
@@ -282,7 +280,7 @@ TEST_CASE("link_check: the optimal decomposition made link-disjoint, and what it
   for (const char* spec : kTopologies) {
     const Topology topo = Topology::parse(spec);
     std::int64_t before = 0, after = 0, conflicts = 0, floor = 0;
-    for (const Case& c : cases()) {
+    for (const RankaCase& c : cases()) {
       CAPTURE(spec);
       CAPTURE(c.name);
       const Schedule opt = decompose_optimal(c.m);
@@ -295,7 +293,7 @@ TEST_CASE("link_check: the optimal decomposition made link-disjoint, and what it
       CHECK(s.phases >= opt.phases);
       CHECK(r.phase_lower_bound >= r.phases_in);
       CHECK(s.phases >= r.phase_lower_bound);
-      if (r.conflicts == 0) CHECK(same(s, opt));
+      if (r.conflicts == 0) CHECK(same_schedule(s, opt));
       if (topo.kind() == Topology::Kind::full) CHECK(r.conflicts == 0);
       // Kept transfers keep their phase: only evicted ones move.
       std::int64_t moved = 0;
@@ -327,11 +325,11 @@ TEST_CASE("ranka-wang passes are deterministic") {
   const CommMatrix m = gen_nonuniform(64, 16, 256, 3);
   const CompressedMatrix ccom = compress(m, 3);
   const Topology topo = Topology::parse("torus:8x8");
-  CHECK(same(decompose_rs_nlp(ccom, m, topo, {true, true, 3}), decompose_rs_nlp(ccom, m, topo, {true, true, 3})));
-  CHECK_FALSE(same(decompose_rs_nlp(ccom, m, topo, {true, true, 3}), decompose_rs_nlp(ccom, m, topo, {true, true, 4})));
+  CHECK(same_schedule(decompose_rs_nlp(ccom, m, topo, {true, true, 3}), decompose_rs_nlp(ccom, m, topo, {true, true, 3})));
+  CHECK_FALSE(same_schedule(decompose_rs_nlp(ccom, m, topo, {true, true, 3}), decompose_rs_nlp(ccom, m, topo, {true, true, 4})));
   HeapSplitOptions o;
-  CHECK(same(heap_split(ccom, m, topo, o), heap_split(ccom, m, topo, o)));
-  CHECK(same(link_check(decompose_optimal(m), topo), link_check(decompose_optimal(m), topo)));
+  CHECK(same_schedule(heap_split(ccom, m, topo, o), heap_split(ccom, m, topo, o)));
+  CHECK(same_schedule(link_check(decompose_optimal(m), topo), link_check(decompose_optimal(m), topo)));
   CHECK_THROWS_AS(decompose_rs_nlp(ccom, m, Topology::parse("torus:4x4"), {}), UsageError);   // 64 ranks, 16 nodes
 }
 

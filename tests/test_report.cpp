@@ -19,14 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out, err;
-};
-
+using Run = commfit::test::CommandRun;
 using commfit::test::slurp;
 
-void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 const fs::path& work() {
   static const fs::path dir = commfit::test::scratch_dir("report");
@@ -42,7 +38,7 @@ Run sh(const std::string& cmd) {
 }
 Run cli(const std::string& args) { return sh(std::string(COMMFIT_EXE) + " " + args); }
 
-std::string example(const std::string& name) { return std::string(COMMFIT_SOURCE_DIR) + "/examples/" + name; }
+using commfit::test::example;
 
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
@@ -129,7 +125,7 @@ TEST_CASE("report_bad_plans") {
     std::string text = slurp(work() / name / file);
     const std::size_t at = text.find(from);
     REQUIRE(at != std::string::npos);
-    spit(work() / name / file, text.substr(0, at) + to + text.substr(at + from.size()));
+    write_text(work() / name / file, text.substr(0, at) + to + text.substr(at + from.size()));
   };
   edited("renamed.plan", "rank-00001.json", "\"sends\"", "\"sendz\"");             // the strict reader's
   edited("resized.plan", "rank-00001.json", "\"sends\": [[0, 8192]", "\"sends\": [[0, 8191]");   // sends vs steps or fingerprint
@@ -146,7 +142,7 @@ TEST_CASE("report_bad_plans") {
     // Without the manifest's plan hash (as in a plan from before it), which would refuse the edit first.
     if (const std::size_t h = text.find(",\n \"plan_hash\": \"h64:"); h != std::string::npos)
       text.erase(h, text.find('"', h + 21) + 1 - h);
-    spit(e.path(), text);
+    write_text(e.path(), text);
   }
   for (const char* plan : {"renamed.plan", "resized.plan", "candidates.plan", "phases.plan", "missing.plan"}) {
     const Run r = cli(std::string("report ") + plan + " -o bad.html");

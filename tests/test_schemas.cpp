@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kRoot = COMMFIT_SOURCE_DIR;
+using commfit::test::source_dir;
 
 using commfit::test::slurp;
 
@@ -61,7 +61,7 @@ std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext, cons
 class Schema {
  public:
   explicit Schema(const std::string& name) {
-    const json doc = json::parse(slurp(kRoot / "schemas" / name));
+    const json doc = json::parse(slurp(source_dir() / "schemas" / name));
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
     valijson::adapters::NlohmannJsonAdapter adapter(doc);
     parser.populateSchema(adapter, schema_);
@@ -160,7 +160,7 @@ struct Fixture {
 };
 
 Fixture fixture(const fs::path& p) {
-  return {p, p.filename().string(), fs::relative(p, kRoot).generic_string(), slurp(p)};
+  return {p, p.filename().string(), fs::relative(p, source_dir()).generic_string(), slurp(p)};
 }
 
 // Good fixtures: both accept. Bad fixtures: the loader rejects; the schema rejects too unless
@@ -228,7 +228,7 @@ TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
                            "compare.schema.json", "verify.schema.json", "plan-summary.schema.json", "show.schema.json",
                            "machine.schema.json", "bound.schema.json"}) {
     INFO(name);
-    const json doc = json::parse(slurp(kRoot / "schemas" / name));
+    const json doc = json::parse(slurp(source_dir() / "schemas" / name));
     CHECK(doc.at("$schema") == "http://json-schema.org/draft-07/schema#");
     CHECK(doc.at("additionalProperties") == json(false));
     int objects = 0;
@@ -239,7 +239,7 @@ TEST_CASE("schemas are strict draft-07 schemas that valijson accepts") {
 }
 
 TEST_CASE("matrix fixtures: the loader and matrix.schema.json give the same verdict") {
-  const fs::path dir = kRoot / "tests/fixtures/matrix";
+  const fs::path dir = source_dir() / "tests/fixtures/matrix";
   const auto good = files_in(dir / "good", ".json");
   const auto bad = files_in(dir / "bad", ".json");
   REQUIRE(good.size() >= 10);
@@ -254,7 +254,7 @@ TEST_CASE("matrix fixtures: the loader and matrix.schema.json give the same verd
 }
 
 TEST_CASE("machine fixtures: the loader and machine.schema.json give the same verdict") {
-  const fs::path dir = kRoot / "tests/fixtures/machine";
+  const fs::path dir = source_dir() / "tests/fixtures/machine";
   const auto good = files_in(dir / "good", ".json");
   const auto bad = files_in(dir / "bad", ".json");
   REQUIRE(good.size() >= 3);
@@ -268,7 +268,7 @@ TEST_CASE("machine fixtures: the loader and machine.schema.json give the same ve
 }
 
 TEST_CASE("matrix fixtures: what the good ones hold") {
-  const fs::path dir = kRoot / "tests/fixtures/matrix/good";
+  const fs::path dir = source_dir() / "tests/fixtures/matrix/good";
   auto load = [&](const char* name) { return commfit::parse_matrix_json(slurp(dir / name), name).matrix; };
   const auto sparse = load("sparse_small.json");
   CHECK(sparse.ranks == 4);
@@ -297,7 +297,7 @@ TEST_CASE("matrix fixtures: what the good ones hold") {
 }
 
 TEST_CASE("Matrix Market fixtures: good ones load and bad ones are rejected with file and line") {
-  const fs::path dir = kRoot / "tests/fixtures/mtx";
+  const fs::path dir = source_dir() / "tests/fixtures/mtx";
   const auto good = files_in(dir / "good", ".mtx");
   const auto bad = files_in(dir / "bad", ".mtx");
   REQUIRE(good.size() >= 4);
@@ -326,7 +326,7 @@ TEST_CASE("Matrix Market fixtures: good ones load and bad ones are rejected with
 }
 
 TEST_CASE("examples: every matrix passes the schema and the loader") {
-  const auto jsons = files_in(kRoot / "examples", ".json");
+  const auto jsons = files_in(source_dir() / "examples", ".json");
   REQUIRE(jsons.size() >= 5);
   for (const fs::path& p : jsons) {
     const Fixture f = fixture(p);
@@ -340,7 +340,7 @@ TEST_CASE("examples: every matrix passes the schema and the loader") {
     CHECK_MESSAGE(m->matrix.name == p.stem().string(), "\"name\" should match the file name");
     CHECK_MESSAGE(!m->matrix.description.empty(), "every example says what it is");
   }
-  for (const fs::path& p : files_in(kRoot / "examples", ".mtx")) {
+  for (const fs::path& p : files_in(source_dir() / "examples", ".mtx")) {
     const Fixture f = fixture(p);
     INFO(f.file);
     std::optional<commfit::MatrixFile> mtx;
@@ -358,7 +358,7 @@ TEST_CASE("examples: the Transportation paper's figures keep their margins") {
   for (auto [name_, p, t] : {std::tuple{"transport_fig1.json", 8, 10}, std::tuple{"transport_fig9.json", 4, 17}}) {
     const auto& name = name_;
     INFO(name);
-    const auto m = commfit::parse_matrix_json(slurp(kRoot / "examples" / name), name).matrix;
+    const auto m = commfit::parse_matrix_json(slurp(source_dir() / "examples" / name), name).matrix;
     REQUIRE(m.ranks == p);
     std::vector<commfit::Bytes> r(p, 0), c(p, 0);
     m.for_each([&](commfit::Rank i, commfit::Rank j, commfit::Bytes b) { r[i] += b; c[j] += b; });
@@ -370,7 +370,7 @@ TEST_CASE("examples: the Transportation paper's figures keep their margins") {
 }
 
 TEST_CASE("plan fixtures: the loaders and the plan schemas give the same verdict") {
-  const fs::path dir = kRoot / "tests/fixtures/plan";
+  const fs::path dir = source_dir() / "tests/fixtures/plan";
   auto schema_for = [](const std::string& name) -> const Schema& {
     return name.rfind("manifest_", 0) == 0 ? manifest_schema() : rank_schema();
   };
@@ -397,7 +397,7 @@ TEST_CASE("plan fixtures: the loaders and the plan schemas give the same verdict
 }
 
 TEST_CASE("plan writers: what they write passes the schemas and reads back the same") {
-  const fs::path dir = kRoot / "tests/fixtures/plan/good";
+  const fs::path dir = source_dir() / "tests/fixtures/plan/good";
   for (const fs::path& p : files_in(dir, ".json", "manifest_")) {
     INFO(p);
     const commfit::Manifest m = commfit::parse_manifest(slurp(p), p.string());
@@ -436,7 +436,7 @@ TEST_CASE("plans commfit writes for the examples pass the plan schemas") {
   const fs::path tmp = fs::temp_directory_path() / ("commfit-schema-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  for (const fs::path& p : files_in(kRoot / "examples", ".json")) {
+  for (const fs::path& p : files_in(source_dir() / "examples", ".json")) {
     INFO(p);
     const fs::path out = tmp / (p.stem().string() + ".plan");
     const std::string cmd = std::string("\"") + COMMFIT_EXE + "\" plan --quiet \"" + p.string() + "\" -o \"" +
@@ -473,7 +473,7 @@ TEST_CASE("stats and compare --json pass their schemas") {
     return slurp(tmp / "out");
   };
   int checked = 0;
-  for (const fs::path& p : files_in(kRoot / "examples", ".json")) {
+  for (const fs::path& p : files_in(source_dir() / "examples", ".json")) {
     INFO(p);
     const std::string stats = run("stats --json \"" + p.string() + "\"");
     const auto why = stats_schema().check(stats);
@@ -524,7 +524,7 @@ TEST_CASE("plan --json and verify --json pass their schemas, for good and broken
   const fs::path tmp = fs::temp_directory_path() / ("commfit-vjson-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  const std::string m = (kRoot / "examples/stencil2d_16.json").string(), plan = (tmp / "s.plan").string();
+  const std::string m = (source_dir() / "examples/stencil2d_16.json").string(), plan = (tmp / "s.plan").string();
   auto run = [&](const std::string& args) {
     const std::string cmd = std::string("\"") + COMMFIT_EXE + "\" " + args + " >\"" + (tmp / "out").string() + "\" 2>/dev/null";
     const int raw = std::system(cmd.c_str());
@@ -587,3 +587,5 @@ TEST_CASE("plan --json and verify --json pass their schemas, for good and broken
   CHECK(j.at("problems").dump().find("rule 3: receive without a matching send: phase 0, 6 -> 5") != std::string::npos);
   fs::remove_all(tmp);
 }
+
+#undef VALIJSON_USE_EXCEPTIONS   // valijson configuration, for this file only

@@ -43,7 +43,7 @@ using namespace commfit;
 
 namespace {
 
-struct Case {
+struct SplitCase {
   std::string name;
   CommMatrix m;
 };
@@ -188,7 +188,7 @@ void check_bounds(const TwoStageSplit& s, const CommMatrix& m, TwoStageVariant v
 }
 
 // Split, bounds, schedule, verifier, stage order, phase counts, cost bound: one case, one variant.
-void check_case(const Case& c, TwoStageVariant v, StageDecomposition d, std::uint64_t seed) {
+void check_case(const SplitCase& c, TwoStageVariant v, StageDecomposition d, std::uint64_t seed) {
   CAPTURE(c.name);
   const std::string variant = to_string(v);
   CAPTURE(variant);
@@ -236,8 +236,8 @@ void check_case(const Case& c, TwoStageVariant v, StageDecomposition d, std::uin
   }
 }
 
-std::vector<Case> paper_cases() {
-  std::vector<Case> out;
+std::vector<SplitCase> paper_cases() {
+  std::vector<SplitCase> out;
   out.push_back({"Transportation Fig. 1", fig1()});
   out.push_back({"Transportation Fig. 2", fig2()});
   out.push_back({"Transportation Fig. 3", fig3()});
@@ -253,8 +253,8 @@ std::vector<Case> paper_cases() {
   return out;
 }
 
-std::vector<Case> small_cases() {
-  std::vector<Case> out;
+std::vector<SplitCase> small_split_cases() {
+  std::vector<SplitCase> out;
   out.push_back({"p=1 empty", make_matrix(1, {})});
   out.push_back({"p=1 self", make_matrix(1, {{0, 0, 8}})});
   out.push_back({"p=2 both ways", make_matrix(2, {{0, 1, 3}, {1, 0, 5}, {1, 1, 2}})});
@@ -293,7 +293,7 @@ std::vector<Case> small_cases() {
 // BHJ §3.1 eq. (7) matrices: h = n/p, 2n/p, 4n/p, 8n/p (h <= n: f <= p), with n >= p^2 and n/p a
 // multiple of p, keys of 1 byte (bytes = elements).
 struct BaderCase {
-  Case c;
+  SplitCase c;
   std::int64_t per_rank;   // n / p
   int f;                   // h = f n / p
 };
@@ -312,20 +312,21 @@ std::vector<BaderCase> bader_cases() {
 }  // namespace
 
 TEST_CASE("two-stage split: bounds and verifier on the Transportation paper's figures") {
-  for (const Case& c : paper_cases())
+  for (const SplitCase& c : paper_cases())
     for (TwoStageVariant v : kAll) check_case(c, v, StageDecomposition::optimal, 1);
 }
 
 TEST_CASE("two-stage split: bounds and verifier on small, sparse, hot and skewed matrices") {
   std::uint64_t seed = 1;
-  for (const Case& c : small_cases())
+  for (const SplitCase& c : small_split_cases())
     for (TwoStageVariant v : kAll) check_case(c, v, StageDecomposition::optimal, seed++);
 }
 
 TEST_CASE("two-stage split: every stage decomposition (optimal, lp, rs_n)") {
   std::uint64_t seed = 5;
-  for (const Case& c : {Case{"Fig. 2", fig2()}, Case{"sparse 33", gen_random_sparse(33, 0.4, 3000, 9)},
-                        Case{"hot 12", gen_hot_receiver(12, 3, 500, 0.3, 4)}, Case{"bhj 16", gen_bader_h_relation(16, 64, 4, 1)}})
+  for (const SplitCase& c : {SplitCase{"Fig. 2", fig2()}, SplitCase{"sparse 33", gen_random_sparse(33, 0.4, 3000, 9)},
+                             SplitCase{"hot 12", gen_hot_receiver(12, 3, 500, 0.3, 4)},
+                             SplitCase{"bhj 16", gen_bader_h_relation(16, 64, 4, 1)}})
     for (TwoStageVariant v : kAll)
       for (StageDecomposition d : {StageDecomposition::optimal, StageDecomposition::lp, StageDecomposition::rs_n})
         check_case(c, v, d, seed++);
@@ -337,7 +338,7 @@ TEST_CASE("two-stage split: 150 random matrices of random shapes") {
     const std::uint64_t seed = rng.next();
     const auto n = static_cast<Rank>(1 + rng.below(48));
     const double density = rng.uniform();
-    Case c;
+    SplitCase c;
     switch (rng.below(4)) {
       case 0: c = {"sparse", gen_random_sparse(n, density, 1 + rng.below(1 << 14), seed, rng.below(2))}; break;
       case 1: c = {"lognormal", gen_lognormal(n, density, 300, 2.5, seed)}; break;

@@ -15,10 +15,10 @@ using namespace commfit;
 namespace {
 
 // 0 -> 3 (1000 B) forwarded through rank 1 in two pieces; 1 -> 2 direct; 2 -> 2 local.
-struct Fixture {
+struct VerifyFixture {
   CommMatrix m = make_matrix(4, {{0, 3, 1000}, {1, 2, 500}, {2, 2, 10}});
   Schedule s;
-  Fixture() {
+  VerifyFixture() {
     s.ranks = 4;
     s.phases = 3;
     s.transfers = {
@@ -60,7 +60,7 @@ Step* find_step(Plan& plan, Rank r, Phase phase, Op op) {
 }  // namespace
 
 TEST_CASE("lower_assigns_staging") {
-  Fixture f;
+  VerifyFixture f;
   const Plan plan = lower(f.s, f.m);
   CHECK(verify(plan, f.m, {}).empty());
   const RankSchedule& r1 = plan.ranks[1];
@@ -83,7 +83,7 @@ TEST_CASE("lower_assigns_staging") {
 
 TEST_CASE("lower_reuses_freed_staging") {
   // The second piece arrives after the first has left: it reuses offset 0.
-  Fixture f;
+  VerifyFixture f;
   f.s.phases = 4;
   f.s.transfers = {
       {0, 0, 1, {0, 3, 0, 600}},
@@ -98,7 +98,7 @@ TEST_CASE("lower_reuses_freed_staging") {
 }
 
 TEST_CASE("verify_rule_1_and_3_missing_receive") {
-  Fixture f;
+  VerifyFixture f;
   Plan plan = lower(f.s, f.m);
   auto& steps = plan.ranks[3].steps;
   steps.erase(std::find_if(steps.begin(), steps.end(), [](const Step& s) { return s.phase == 2; }));
@@ -108,14 +108,14 @@ TEST_CASE("verify_rule_1_and_3_missing_receive") {
 }
 
 TEST_CASE("verify_rule_1_duplicate_arrival") {
-  Fixture f;
+  VerifyFixture f;
   Plan plan = lower(f.s, f.m);
   plan.ranks[2].steps.push_back(plan.ranks[2].steps.back());   // the local copy, twice
   CHECK(mentions(verify(plan, f.m, {}), "rule 1: bytes [0, 10) of 2->2 arrive more than once"));
 }
 
 TEST_CASE("verify_rule_2_forward_before_arrival") {
-  Fixture f;
+  VerifyFixture f;
   f.s.transfers[3].phase = 0;   // 1 forwards [0, 600) in the phase it receives it
   Plan plan = lower(f.s, f.m);  // lower does not check causality; the verifier does
   const auto p = verify(plan, f.m, only(Contention::none));
@@ -152,7 +152,7 @@ TEST_CASE("verify_rule_4_pieces_of_one_pair_are_one_message") {
 }
 
 TEST_CASE("verify_rule_5_memory") {
-  Fixture f;
+  VerifyFixture f;
   f.m.memory = {0, 1000, 1000, 1000};
   const Plan plan = lower(f.s, f.m);
   CHECK(verify(plan, f.m, with_memory()).empty());
@@ -166,7 +166,7 @@ TEST_CASE("verify_rule_5_memory") {
 }
 
 TEST_CASE("verify_rule_6_staging_overlap") {
-  Fixture f;
+  VerifyFixture f;
   Plan plan = lower(f.s, f.m);
   find_step(plan, 1, 1, Op::recv)->stage_offset = 100;   // lands on the live [0, 600)
   find_step(plan, 0, 1, Op::send);                        // (the sender side is unchanged)
@@ -175,7 +175,7 @@ TEST_CASE("verify_rule_6_staging_overlap") {
 }
 
 TEST_CASE("verify_rule_7_declared_figures") {
-  Fixture f;
+  VerifyFixture f;
   const Plan plan = lower(f.s, f.m);
   CHECK(verify(plan, f.m, {}).empty());
   Plan bad = plan;
@@ -190,7 +190,7 @@ TEST_CASE("verify_rule_7_declared_figures") {
 }
 
 TEST_CASE("verify_format_checks") {
-  Fixture f;
+  VerifyFixture f;
   const Plan plan = lower(f.s, f.m);
   const CommMatrix other = make_matrix(4, {{0, 3, 1000}, {1, 2, 501}, {2, 2, 10}});
   const auto p = verify(plan, other, {});

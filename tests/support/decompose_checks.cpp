@@ -57,4 +57,8 @@ std::string check_direct_schedule(const Schedule& s, const CommMatrix& m) {
   return {};
 }
 
+bool same_schedule(const Schedule& a, const Schedule& b) {
+  return a.ranks == b.ranks && a.phases == b.phases && a.transfers == b.transfers && a.copies == b.copies;
+}
+
 }  // namespace commfit::test

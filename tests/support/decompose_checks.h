@@ -15,4 +15,7 @@ namespace commfit::test {
 // local_copies(m). Else the first problem found.
 std::string check_direct_schedule(const Schedule& s, const CommMatrix& m);
 
+// Whether a and b are the same schedule: ranks, phases, transfers and copies equal.
+bool same_schedule(const Schedule& a, const Schedule& b);
+
 }  // namespace commfit::test

@@ -26,6 +26,10 @@ struct Scratch {
 
 }  // namespace
 
+std::filesystem::path source_dir() { return std::filesystem::path(COMMFIT_SOURCE_DIR).lexically_normal(); }
+
+std::string example(const std::string& name) { return COMMFIT_SOURCE_DIR "/examples/" + name; }
+
 std::filesystem::path scratch_dir(const std::string& what) {
   static std::map<std::string, std::unique_ptr<Scratch>> dirs;   // destroyed at exit
   auto& s = dirs[what];

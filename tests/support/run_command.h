@@ -1,11 +1,17 @@
 // Running the commfit binary from a test: a scratch directory per test process (removed at exit),
-// a shell command's exit status and captured output, whole-file reads.
+// a shell command's exit status and captured output, whole-file reads, the source tree.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
 namespace commfit::test {
+
+// The source tree (COMMFIT_SOURCE_DIR), lexically normal.
+std::filesystem::path source_dir();
+
+// The path of examples/`name` in the source tree.
+std::string example(const std::string& name);
 
 // A directory of this test process under the system temporary directory, named after `what`
 // and the process id; created on first use, removed when the process exits.
