@@ -4,9 +4,10 @@
 // that every rank loads its own schedule from. Receive buffers must be byte-identical to
 // MPI_Alltoallv on the same send buffers. The profile split's cut messages are replayed too, and
 // async's plans carry their posting order (RankSchedule::send_order).
-// Usage: mpirun -np N test_exec_planner [--large] [--only PATTERN] [--skip PATTERN]
-// (--large: the 8 MiB patterns instead of the small ones, under three option sets, one call each,
-// not through the files)
+// Usage: mpirun -np N test_exec_planner [--large] [--one-per-protocol] [--only PATTERN] [--skip PATTERN]
+// (--large: the 8 MiB patterns instead of the small ones, under one option set per protocol, one
+// call each, not through the files; --one-per-protocol: the small patterns under those option sets
+// alone, where the run is there for the plans of more ranks, not for the executor's options)
 #include "backends/plan_binary.h"
 #include "backends/plan_dir.h"
 #include "ir/error.h"
@@ -28,6 +29,11 @@ using namespace commfit;
 using namespace commfit::mpitest;
 
 namespace {
+
+// The option sets of --large and --one-per-protocol: post-all, handshake, and a window with chunks.
+bool one_per_protocol_config(const Config& cfg) {
+  return cfg.name == "post-all" || cfg.name == "handshake" || cfg.name == "cap2-chunks";
+}
 
 // Two calls with new data each (one on the 8 MiB patterns: reuse is checked on the small ones).
 void run_one(Checker& chk, exec::Executor& ex, const Pattern& pat, const std::string& what, std::uint64_t iter,
@@ -64,10 +70,11 @@ std::uint64_t expected_coalesced(const RankSchedule& rs, const exec::Options& o)
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  bool large = false;
+  bool large = false, few_configs = false;
   std::string only, skip;
   for (int k = 1; k < argc; ++k) {
-    if (std::strcmp(argv[k], "--large") == 0) large = true;
+    if (std::strcmp(argv[k], "--large") == 0) large = few_configs = true;
+    else if (std::strcmp(argv[k], "--one-per-protocol") == 0) few_configs = true;
     else if (std::strcmp(argv[k], "--only") == 0 && k + 1 < argc) only = argv[++k];
     else if (std::strcmp(argv[k], "--skip") == 0 && k + 1 < argc) skip = argv[++k];
   }
@@ -145,7 +152,7 @@ int main(int argc, char** argv) {
       ordered_plans += std::any_of(plan.ranks.begin(), plan.ranks.end(), [](const RankSchedule& r) { return !r.send_order.empty(); });
       for (const Config& cfg : configs(large ? 1000 : 1)) {
         // On 8 MiB patterns, one option set per protocol (test_exec_replay --large runs them all).
-        if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
+        if (few_configs && !one_per_protocol_config(cfg)) continue;
         exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], MPI_COMM_WORLD, cfg.options, name);
         // The window in force: the options' when they set one, else the plan's under post-all.
         const int plan_window = static_cast<int>(plan.ranks[rank].max_outstanding);
@@ -192,7 +199,7 @@ int main(int argc, char** argv) {
     ++cut_plans;
     const Plan plan = lower(s, pat.matrix);
     for (const Config& cfg : configs(large ? 1000 : 1)) {
-      if (large && cfg.name != "post-all" && cfg.name != "handshake" && cfg.name != "cap2-chunks") continue;
+      if (few_configs && !one_per_protocol_config(cfg)) continue;
       const std::string name = pat.name + " / profile split / " + cfg.name;
       exec::Executor ex = exec::Executor::from_schedule(plan.ranks[rank], MPI_COMM_WORLD, cfg.options, name);
       run_one(chk, ex, pat, name, 0, large);
