@@ -8,6 +8,7 @@
 #include "passes/verify.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
+#include "support/run_command.h"
 
 #include <doctest/doctest.h>
 
@@ -16,7 +17,6 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
-#include <unistd.h>
 
 using namespace commfit;
 namespace fs = std::filesystem;
@@ -44,12 +44,6 @@ bool same(const RankSchedule& a, const RankSchedule& b) {
   return a.rank == b.rank && a.ranks == b.ranks && a.phases == b.phases && a.matrix_fingerprint == b.matrix_fingerprint &&
          a.staging_bytes == b.staging_bytes && a.max_outstanding == b.max_outstanding && a.sends == b.sends && a.recvs == b.recvs &&
          a.steps == b.steps;
-}
-
-fs::path stream_scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("commfit-stream-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(p);
-  return p;
 }
 
 std::string file_text(const fs::path& f) {
@@ -130,7 +124,7 @@ TEST_CASE("a rank lowered alone is that rank of the whole lowering, whatever ord
 TEST_CASE("a plan directory writer abandoned before finish leaves nothing; its threads write the same files") {
   const CommMatrix m = gen_random_sparse(300, 0.02, 2048, 5);
   const Plan plan = make_plan(m, {});
-  const fs::path dir = stream_scratch("abandoned");
+  const fs::path dir = test::fresh_path("abandoned");
   {
     PlanDirWriter writer(dir, plan.manifest.ranks, 4);
     for (std::size_t r = 0; r < plan.ranks.size() / 2; ++r) writer.add(RankSchedule(plan.ranks[r]));
@@ -139,7 +133,7 @@ TEST_CASE("a plan directory writer abandoned before finish leaves nothing; its t
   for (const fs::directory_entry& e : fs::directory_iterator(dir.parent_path()))
     CHECK(e.path().filename().string().find(dir.filename().string() + ".tmp") == std::string::npos);
 
-  const fs::path one = stream_scratch("one"), four = stream_scratch("four");
+  const fs::path one = test::fresh_path("one"), four = test::fresh_path("four");
   write_plan_dir(plan, one, 1);
   write_plan_dir(plan, four, 4);   // 300 ranks: four threads of 64 or more ranks each
   std::size_t files = 0;

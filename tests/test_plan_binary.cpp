@@ -21,18 +21,11 @@
 #include <iterator>
 #include <set>
 #include <stdexcept>
-#include <unistd.h>
 
 using namespace commfit;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("commfit-test-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(p);
-  return p;
-}
 
 using commfit::test::slurp;
 
@@ -174,7 +167,7 @@ TEST_CASE("plan_binary_round_trip") {
   for (const Plan& plan : {sample_plan(), mpitest::two_hop_plan(gen_random_sparse(6, 0.6, 999, 5, true)),
                            make_plan(make_matrix(3, {}), {}), make_plan(make_matrix(1, {{0, 0, 100}}), {}),
                            make_plan(make_matrix(1, {}), {}), every_code_plan()}) {
-    const fs::path file = scratch("rt.cfp");
+    const fs::path file = test::fresh_path("rt.cfp");
     write_plan_binary(plan, file);
     CHECK(is_plan_binary(file));
     check_same(read_plan_binary(file), plan);
@@ -191,7 +184,7 @@ TEST_CASE("plan_binary_every_code_is_used_and_canonical") {
   // Rank 2's staged steps give src and dst each of the three ways, for receives and sends: the code
   // bytes written are exactly the canonical ones, and every one of them comes back.
   const Plan plan = every_code_plan();
-  const fs::path file = scratch("codes.cfp");
+  const fs::path file = test::fresh_path("codes.cfp");
   write_plan_binary(plan, file);
   const Cfp c(slurp(file));
   REQUIRE(c.entries.size() == 5);   // rank 5, only named by rank 2's staged steps, is idle
@@ -242,7 +235,7 @@ TEST_CASE("plan_binary_values_at_the_limits") {
                {kMaxPhases - 1, Op::send, Buffer::send, other, me, other, 0, big, kNoStage}};
   }
   m.staging_bytes_max = rs[0].staging_bytes;
-  const fs::path file = scratch("limits.cfp");
+  const fs::path file = test::fresh_path("limits.cfp");
   {
     PlanBinaryWriter w(file, p, kMaxPhases, m.matrix_fingerprint);
     w.add(rs[0]);
@@ -266,7 +259,7 @@ TEST_CASE("plan_binary_values_at_the_limits") {
 
 TEST_CASE("plan_binary_is_deterministic_and_the_streaming_writer_writes_the_same_bytes") {
   const Plan plan = make_plan(make_matrix(9, {{0, 8, 100}, {3, 4, 10}, {4, 3, 10}, {8, 0, 64}, {5, 5, 7}}), {});
-  const fs::path a = scratch("det-a.cfp"), b = scratch("det-b.cfp");
+  const fs::path a = test::fresh_path("det-a.cfp"), b = test::fresh_path("det-b.cfp");
   write_plan_binary(plan, a);
   const std::string first = slurp(a);
   write_plan_binary(plan, a);   // replaces the old file
@@ -285,7 +278,7 @@ TEST_CASE("plan_binary_is_deterministic_and_the_streaming_writer_writes_the_same
 
 TEST_CASE("plan_binary_writer_without_finish_leaves_nothing") {
   const Plan plan = sample_plan();
-  const fs::path dir = scratch("unfinished");
+  const fs::path dir = test::fresh_path("unfinished");
   fs::create_directories(dir);
   const fs::path file = dir / "p.cfp";
   auto only_entry = [&] {
@@ -324,7 +317,7 @@ TEST_CASE("plan_binary_is_compact") {
   // A direct plan of a random matrix: about 8 bytes a step (phase delta, code, peer, offset, bytes)
   // and 4 a send or receive entry, against version 2's 48 and 16.
   const Plan plan = make_plan(gen_random_sparse(300, 0.2, 1 << 20, 11, false), {});
-  const fs::path file = scratch("compact.cfp");
+  const fs::path file = test::fresh_path("compact.cfp");
   write_plan_binary(plan, file);
   std::uint64_t steps = 0, peers = 0;
   for (const RankSchedule& rs : plan.ranks) steps += rs.steps.size(), peers += rs.sends.size() + rs.recvs.size();
@@ -340,7 +333,7 @@ TEST_CASE("plan_binary_keeps_the_request_window") {
   o.strategy = "throttled";
   o.max_outstanding = 16;
   const Plan plan = make_plan(gen_random_sparse(6, 0.6, 999, 5, false), o);
-  const fs::path file = scratch("window.cfp");
+  const fs::path file = test::fresh_path("window.cfp");
   write_plan_binary(plan, file);
   for (Rank r = 0; r < 6; ++r) CHECK(read_rank_schedule_binary(file, r).max_outstanding == 16);
   check_same(read_plan_binary(file), plan);
@@ -350,7 +343,7 @@ TEST_CASE("plan_binary_keeps_the_request_window") {
 TEST_CASE("plan_binary_staging_survives") {
   const Plan plan = mpitest::two_hop_plan(gen_random_sparse(5, 0.8, 400, 6, false));
   REQUIRE(plan.manifest.staging_bytes_max > 0);
-  const fs::path file = scratch("stage.cfp");
+  const fs::path file = test::fresh_path("stage.cfp");
   write_plan_binary(plan, file);
   bool staged = false;
   for (Rank r = 0; r < 5; ++r)
@@ -361,7 +354,7 @@ TEST_CASE("plan_binary_staging_survives") {
 
 TEST_CASE("convert_dir_binary_dir_is_byte_identical") {
   const Plan plan = sample_plan();
-  const fs::path dir = scratch("a.plan"), file = scratch("a.cfp"), back = scratch("b.plan");
+  const fs::path dir = test::fresh_path("a.plan"), file = test::fresh_path("a.cfp"), back = test::fresh_path("b.plan");
   write_plan_dir(plan, dir);
   convert_plan_dir_to_binary(dir, file);
   convert_plan_binary_to_dir(file, back);
@@ -376,7 +369,7 @@ TEST_CASE("convert_dir_binary_dir_is_byte_identical") {
 }
 
 TEST_CASE("plan_binary_does_not_overwrite_other_files") {
-  const fs::path file = scratch("notaplan.txt");
+  const fs::path file = test::fresh_path("notaplan.txt");
   spit(file, "precious");
   CHECK_THROWS_AS(write_plan_binary(sample_plan(), file), UsageError);
   CHECK_THROWS_AS(PlanBinaryWriter(file, 7, 1, "sha256:x"), UsageError);
@@ -385,7 +378,7 @@ TEST_CASE("plan_binary_does_not_overwrite_other_files") {
 }
 
 TEST_CASE("plan_binary_truncated_anywhere") {
-  const fs::path good = scratch("t.cfp"), bad = scratch("t-bad.cfp");
+  const fs::path good = test::fresh_path("t.cfp"), bad = test::fresh_path("t-bad.cfp");
   write_plan_binary(sample_plan(), good);
   const std::string bytes = slurp(good);
   // Every prefix is rejected, by every reader, without crashing.
@@ -410,7 +403,7 @@ TEST_CASE("plan_binary_a_flipped_byte_anywhere_is_an_input_error") {
   // Every byte of the file lies under a checksum: the header's, an entry's check, an entry's
   // checksum (entry and slice) or the manifest's. Each flip is refused by the whole-plan reader,
   // and by the rank reader of any rank whose search meets it; nothing throws anything else.
-  const fs::path good = scratch("every.cfp"), bad = scratch("every-bad.cfp");
+  const fs::path good = test::fresh_path("every.cfp"), bad = test::fresh_path("every-bad.cfp");
   write_plan_binary(mpitest::two_hop_plan(gen_random_sparse(5, 0.8, 400, 6, true)), good);
   const std::string bytes = slurp(good);
   const std::size_t manifest = get_u(bytes, 48, 8);
@@ -432,7 +425,7 @@ TEST_CASE("plan_binary_a_flipped_byte_anywhere_is_an_input_error") {
 }
 
 TEST_CASE("plan_binary_flipped_byte_in_each_region") {
-  const fs::path good = scratch("f.cfp"), bad = scratch("f-bad.cfp");
+  const fs::path good = test::fresh_path("f.cfp"), bad = test::fresh_path("f-bad.cfp");
   write_plan_binary(sample_plan(), good);
   const std::string bytes = slurp(good);
   const std::size_t entry3 = get_u(bytes, 40, 8) + 3 * kPlanBinaryIndexEntryBytes;
@@ -470,7 +463,7 @@ TEST_CASE("plan_binary_flipped_byte_in_each_region") {
 }
 
 TEST_CASE("plan_binary_bad_magic_version_rank") {
-  const fs::path good = scratch("m.cfp"), bad = scratch("m-bad.cfp");
+  const fs::path good = test::fresh_path("m.cfp"), bad = test::fresh_path("m-bad.cfp");
   write_plan_binary(sample_plan(), good);
   std::string b = slurp(good);
   b[0] = 'X';
@@ -494,7 +487,7 @@ TEST_CASE("plan_binary_bad_magic_version_rank") {
   write_plan_binary(sample_plan(), bad);
   CHECK(read_error(bad, 0) == "no error");
   CHECK(read_error(good, 7) == good.string() + ": header: the plan is for 7 ranks, it has no rank 7");
-  CHECK(read_error(scratch("missing.cfp"), 0).find("cannot open") != std::string::npos);
+  CHECK(read_error(test::fresh_path("missing.cfp"), 0).find("cannot open") != std::string::npos);
   fs::remove(good);
   fs::remove(bad);
 }
@@ -502,7 +495,7 @@ TEST_CASE("plan_binary_bad_magic_version_rank") {
 TEST_CASE("plan_binary_bad_slices_behind_valid_checksums") {
   // Someone rewrote a slice or an entry and refitted every checksum: the decoder's checks still
   // catch it, naming the rank and the step.
-  const fs::path good = scratch("c.cfp"), bad = scratch("c-bad.cfp");
+  const fs::path good = test::fresh_path("c.cfp"), bad = test::fresh_path("c-bad.cfp");
   const Plan plan = sample_plan();
   write_plan_binary(plan, good);
   const Cfp original(slurp(good));
@@ -563,7 +556,7 @@ TEST_CASE("plan_binary_bad_slices_behind_valid_checksums") {
 TEST_CASE("plan_binary_decoder_accepts_only_the_canonical_encoding") {
   // src and dst are given as this rank, as the peer or explicitly, in that order of preference:
   // any other way of writing the same step is refused, so a plan has exactly one encoding.
-  const fs::path good = scratch("canon.cfp"), bad = scratch("canon-bad.cfp");
+  const fs::path good = test::fresh_path("canon.cfp"), bad = test::fresh_path("canon-bad.cfp");
   const Plan plan = every_code_plan();
   write_plan_binary(plan, good);
   const Cfp original(slurp(good));
@@ -593,7 +586,7 @@ TEST_CASE("plan_binary_out_of_order_steps_reach_the_format_check") {
   // and refused by check_rank_schedule on reading, as a rank file's are.
   Plan plan = every_code_plan();
   std::swap(plan.ranks[2].steps.front(), plan.ranks[2].steps.back());
-  const fs::path file = scratch("order.cfp");
+  const fs::path file = test::fresh_path("order.cfp");
   write_plan_binary(plan, file);
   CHECK(read_error(file, 2).find("rank 2 slice /steps/1: steps are not in phase order") != std::string::npos);
   fs::remove(file);
@@ -603,7 +596,7 @@ TEST_CASE("plan_binary_index_holds_only_ranks_with_a_schedule") {
   // 4096 ranks, 3 messages: the index has an entry for the 4 ranks that send or receive, not 4096.
   const Rank p = 4096;
   const Plan plan = make_plan(make_matrix(p, {{0, p - 1, 100}, {5, 7, 10}, {p - 1, 0, 64}}), {});
-  const fs::path good = scratch("sparse.cfp"), bad = scratch("sparse-bad.cfp");
+  const fs::path good = test::fresh_path("sparse.cfp"), bad = test::fresh_path("sparse-bad.cfp");
   write_plan_binary(plan, good);
   const std::string bytes = slurp(good);
   const std::size_t entries = 4;

@@ -4,23 +4,17 @@
 #include "passes/lower.h"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
+#include "support/run_command.h"
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace commfit;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path dir_scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("commfit-test-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(p);
-  return p;
-}
 
 std::string rank_parse_error(const std::string& text) {
   try {
@@ -43,7 +37,7 @@ TEST_CASE("rank_file_names") {
 TEST_CASE("plan_dir_round_trip") {
   const CommMatrix m = gen_random_sparse(9, 0.5, 100000, 3, true);
   const Plan plan = make_plan(m, {});
-  const fs::path dir = dir_scratch("roundtrip.plan");
+  const fs::path dir = test::fresh_path("roundtrip.plan");
   write_plan_dir(plan, dir);
   const Plan back = read_plan_dir(dir);
   CHECK(manifest_json(back.manifest) == manifest_json(plan.manifest));
@@ -92,7 +86,7 @@ TEST_CASE("rank_schedule_request_window") {
 
 TEST_CASE("plan_dir_replaces_only_plans") {
   const CommMatrix m = gen_random_sparse(4, 0.5, 1000, 1, false);
-  const fs::path dir = dir_scratch("replace.plan");
+  const fs::path dir = test::fresh_path("replace.plan");
   fs::create_directories(dir);
   std::ofstream(dir / "precious.txt") << "user data";
   CHECK_THROWS_AS(write_plan_dir(make_plan(m, {}), dir), UsageError);

@@ -37,6 +37,12 @@ std::filesystem::path scratch_dir(const std::string& what) {
   return s->dir;
 }
 
+std::filesystem::path fresh_path(const std::string& what) {
+  std::filesystem::path p = std::filesystem::temp_directory_path() / ("commfit-test-" + std::to_string(::getpid()) + "-" + what);
+  std::filesystem::remove_all(p);
+  return p;
+}
+
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;

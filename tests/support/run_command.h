@@ -17,6 +17,10 @@ std::string example(const std::string& name);
 // and the process id; created on first use, removed when the process exits.
 std::filesystem::path scratch_dir(const std::string& what);
 
+// A path of this test process under the system temporary directory, named after `what` and the
+// process id, with nothing at it (removed if there was): for the code under test to create.
+std::filesystem::path fresh_path(const std::string& what);
+
 std::string slurp(const std::filesystem::path& p);
 
 struct CommandRun {
