@@ -18,6 +18,7 @@ namespace commfit::runtime {
 
 using exec::agree;
 using exec::Error;
+using exec::raise_agreed;
 
 namespace {
 
@@ -75,6 +76,20 @@ std::string owned_by_none(I64 id, I64 needer, I64 position) {
   return "id " + std::to_string(id) + " is needed by rank " + std::to_string(needer) + " (needed[" + std::to_string(position) + "]) but owned by no rank";
 }
 
+// Adds the MPI_Wtime spent in its scope, a collective's, waiting for the last rank to enter it
+// included, to `total` (OwnerLookup::collective_seconds).
+class CollectiveClock {
+ public:
+  explicit CollectiveClock(double& total) : total_(total), start_(MPI_Wtime()) {}
+  CollectiveClock(const CollectiveClock&) = delete;
+  CollectiveClock& operator=(const CollectiveClock&) = delete;
+  ~CollectiveClock() { total_ += MPI_Wtime() - start_; }
+
+ private:
+  double& total_;
+  double start_;
+};
+
 void sort_served(std::vector<Served>& s) {
   std::sort(s.begin(), s.end(), [](const Served& a, const Served& b) { return std::tie(a.needer, a.position) < std::tie(b.needer, b.position); });
 }
@@ -99,7 +114,7 @@ std::vector<I64> receive_any(MPI_Comm comm, int tag, int& source, bool probe_onl
   return v;
 }
 
-Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std::vector<I64>>& out, int tag) {
+Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std::vector<I64>>& out, int tag, double& collective) {
   int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
   MPI_Comm_rank(comm, &me);
@@ -139,12 +154,15 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
   } else {
     // The number of messages each rank receives: element q of the sum of every rank's 0/1 vector.
     int expect = 0;
-    if (how == ReverseMethod::allreduce) {
-      std::vector<int> sum(targets.size());
-      MPI_Allreduce(targets.data(), sum.data(), p, MPI_INT, MPI_SUM, comm);
-      expect = sum[static_cast<std::size_t>(me)];
-    } else {
-      MPI_Reduce_scatter_block(targets.data(), &expect, 1, MPI_INT, MPI_SUM, comm);
+    {
+      const CollectiveClock clock(collective);
+      if (how == ReverseMethod::allreduce) {
+        std::vector<int> sum(targets.size());
+        MPI_Allreduce(targets.data(), sum.data(), p, MPI_INT, MPI_SUM, comm);
+        expect = sum[static_cast<std::size_t>(me)];
+      } else {
+        MPI_Reduce_scatter_block(targets.data(), &expect, 1, MPI_INT, MPI_SUM, comm);
+      }
     }
     post(false);
     for (int n = 0; n < expect; ++n) {
@@ -165,13 +183,17 @@ Messages sparse_exchange(MPI_Comm comm, ReverseMethod how, const std::vector<std
 // only the ranks that registered or queried there: the first round is a sparse exchange (the
 // receiver does not know who will register or query; solved by `how`), the second its mirror
 // image, whose senders and receivers both know each other from the first.
+// `may_overflow`: whether some rank has enough ids for one of its messages to exceed MPI's int
+// counts (agreed by find_owners); only then is there an agreement before the ids move.
 template <class Home>
-OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, Home home, ReverseMethod how, std::string local) {
+OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, Home home, ReverseMethod how, bool may_overflow,
+                      double& collective) {
   int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
   MPI_Comm_rank(comm, &me);
   const std::size_t P = static_cast<std::size_t>(p);
   OwnerLookup r;
+  std::string local;
 
   // 1. Owners register (id, index) and needers query (id, position) at each id's directory rank:
   //    one message per directory rank with ids of this rank, [registrations, then the
@@ -188,7 +210,10 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     out[d].reserve(static_cast<std::size_t>(words));
     out[d].push_back(reg[d]);
   }
-  agree(comm, Error::Kind::usage, local);   // this rank's own problems, before any id moves
+  if (may_overflow) {   // the same on every rank
+    const CollectiveClock clock(collective);
+    agree(comm, Error::Kind::usage, local);
+  }
   for (std::size_t i = 0; i < owned.size(); ++i) {
     std::vector<I64>& v = out[static_cast<std::size_t>(home(owned[i]))];
     v.insert(v.end(), {owned[i], static_cast<I64>(i)});
@@ -197,7 +222,7 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     std::vector<I64>& v = out[static_cast<std::size_t>(home(needed[j]))];
     v.insert(v.end(), {needed[j], static_cast<I64>(j)});
   }
-  Messages in = sparse_exchange(comm, how, out, kTagRegister);
+  Messages in = sparse_exchange(comm, how, out, kTagRegister, collective);
   in.emplace(std::lower_bound(in.begin(), in.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
   std::vector<int> asked;   // the directory ranks this rank wrote to: they answer
   for (int d = 0; d < p; ++d)
@@ -253,7 +278,10 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     if (replies[m].second.size() > INT_MAX && local.empty())
       local = "the directory's answers would send " + std::to_string(replies[m].second.size()) + " words in one message, more than MPI's 2^31 - 1";
   }
-  agree(comm, Error::Kind::usage, local);
+  {
+    const CollectiveClock clock(collective);
+    agree(comm, Error::Kind::usage, local);
+  }
 
   // 3. The replies: this directory rank sends one to each rank that wrote to it; this rank
   //    receives one from each directory rank it wrote to (and its own, locally).
@@ -296,9 +324,10 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
   return r;
 }
 
-// find_owners' one agreement: the options' words and the largest id (the largest of the first
-// five words) and the ids owned (the sum of the sixth), one element of kAgreedWords words.
-constexpr int kAgreedWords = 6;
+// find_owners' one agreement, one element of kAgreedWords words: the options' words, the largest
+// id, the first rank with a problem of its own (p - rank; 0 for none) and the most ids one rank
+// gives (the largest of the first seven words), and the ids owned (the sum of the eighth).
+constexpr int kAgreedWords = 8;
 void max_max_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   const I64* a = static_cast<const I64*>(in);
   I64* b = static_cast<I64*>(inout);
@@ -319,13 +348,14 @@ int hashed_home(I64 id, int p) { return static_cast<int>(splitmix64(static_cast<
 // aggregate is what travels along the next dimension. Every rank thus sees every other rank's
 // list exactly once. A list is (id, needer, position) triples.
 OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64> needed, int ndims, ReverseMethod reverse,
-                 const char* name, std::string local) {
+                 const char* name, double& collective) {
   int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
   MPI_Comm_rank(comm, &me);
   const std::size_t P = static_cast<std::size_t>(p);
   const std::string prefix = std::string(name) + ": ";
   OwnerLookup r;
+  std::string local;
 
   std::vector<int> dims(static_cast<std::size_t>(ndims), 0);
   if (ndims == 1) dims[0] = p;
@@ -344,14 +374,15 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
   // The largest list that travels: the aggregate of prod(extents before the last) lists, each no
   // longer than the longest needed[] (one MPI_Allreduce), must fit MPI's int counts.
   {
+    const CollectiveClock clock(collective);
     I64 longest = static_cast<I64>(needed.size());
     MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT64_T, MPI_MAX, comm);
     I64 lists = 1;
     for (int i = 0; i < last; ++i) lists *= dims[static_cast<std::size_t>(i)];
     if (local.empty() && 3 * longest > INT_MAX / std::max<I64>(lists, 1))
       local = prefix + "the lists would reach " + std::to_string(3 * longest * lists) + " words, more than MPI's 2^31 - 1";
+    agree(comm, Error::Kind::usage, local);
   }
-  agree(comm, Error::Kind::usage, local);
 
   const auto answer = [&](const std::vector<I64>& list) {
     for (std::size_t k = 0; k < list.size(); k += 3) {
@@ -392,9 +423,12 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
   for (const Served& s : r.served) out[static_cast<std::size_t>(s.needer)].insert(out[static_cast<std::size_t>(s.needer)].end(), {s.position, s.index});
   for (const std::vector<I64>& v : out)
     if (v.size() > INT_MAX && local.empty()) local = prefix + "the reverse step would send " + std::to_string(v.size()) + " words in one message, more than MPI's 2^31 - 1";
-  agree(comm, Error::Kind::usage, local);
+  {
+    const CollectiveClock clock(collective);
+    agree(comm, Error::Kind::usage, local);
+  }
   const double reverse_start = MPI_Wtime();
-  Messages got = sparse_exchange(comm, reverse, out, kTagReverse);
+  Messages got = sparse_exchange(comm, reverse, out, kTagReverse, collective);
   r.reverse_seconds = MPI_Wtime() - reverse_start;
   got.emplace(std::lower_bound(got.begin(), got.end(), me, [](const auto& m, int v) { return m.first < v; }), me, std::move(out[static_cast<std::size_t>(me)]));
   out = {};
@@ -410,7 +444,10 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
     }
   for (std::size_t j = 0; j < needed.size() && local.empty(); ++j)
     if (r.owner[j] < 0) local = prefix + owned_by_none(needed[j], me, static_cast<I64>(j));
-  agree(comm, Error::Kind::usage, local);
+  {
+    const CollectiveClock clock(collective);
+    agree(comm, Error::Kind::usage, local);
+  }
   return r;
 }
 
@@ -472,15 +509,23 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
   MPI_Comm_rank(comm, &me);
   // Every rank must run the same method (one MPI_Allreduce; the first collective of each method
   // differs, so a difference would hang): when they differ, every rank stops here. The same
-  // reduction finds the largest id (the directory's blocks) and the ids owned in all (lookup=auto's
-  // density): the largest of the first five words, the sum of the sixth.
-  std::string local = local_error;
+  // reduction raises the caller's local_error (the lowest rank's), before any id moves, and finds
+  // the largest id (the directory's blocks), the most ids one rank gives (whether a directory
+  // message could exceed MPI's int counts) and the ids owned in all (lookup=auto's density).
+  double collective = 0;
   I64 top = -1;
   for (I64 id : owned) top = std::max(top, id);
   for (I64 id : needed) top = std::max(top, id);
-  I64 all[kAgreedWords] = {static_cast<I64>(options.method), -static_cast<I64>(options.method), static_cast<I64>(options.reverse),
-                           -static_cast<I64>(options.reverse), top, static_cast<I64>(owned.size())};
+  I64 all[kAgreedWords] = {static_cast<I64>(options.method),
+                           -static_cast<I64>(options.method),
+                           static_cast<I64>(options.reverse),
+                           -static_cast<I64>(options.reverse),
+                           top,
+                           local_error.empty() ? 0 : I64{p} - me,
+                           static_cast<I64>(owned.size() + needed.size()),
+                           static_cast<I64>(owned.size())};
   {
+    const CollectiveClock clock(collective);
     MPI_Datatype words;
     MPI_Op op;
     MPI_Type_contiguous(kAgreedWords, MPI_INT64_T, &words);
@@ -490,12 +535,13 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
     MPI_Op_free(&op);
     MPI_Type_free(&words);
   }
+  if (all[5] > 0) raise_agreed(comm, p - static_cast<int>(all[5]), Error::Kind::usage, local_error);   // the same on every rank
   if (all[0] != -all[1] || all[2] != -all[3]) {   // the same on every rank: all agree here
-    if (local.empty())
-      local = std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
-              reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=";
-    agree(comm, Error::Kind::usage, local);
+    agree(comm, Error::Kind::usage,
+          std::string("the owner lookup options differ between ranks (here lookup=") + lookup_name(options.method) + " reverse=" +
+              reverse_name(options.reverse) + "); every rank must give the same lookup= and reverse=");
   }
+  const bool may_overflow = 1 + 2 * all[6] > INT_MAX;
   top = all[4];
   // Blocks of consecutive ids, as the paper's experiments assign them: the largest id split into p
   // blocks of top / p + 1 ids.
@@ -503,7 +549,7 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
   const auto block_home = [p, block](I64 id) { return static_cast<int>(std::min<I64>(id / block, p - 1)); };
   LookupMethod method = options.method;
   if (method == LookupMethod::automatic) {
-    BlockStatistic ids{top, all[5], 0};
+    BlockStatistic ids{top, all[kAgreedWords - 1], 0};
     if (ids.top < 2 * ids.owned_ids && p > kFewDirectoryRanks + 1) {
       // Where the blocks could spread: one MPI_Allreduce of the ranks whose ids fall in more than
       // kFewDirectoryRanks other ranks' blocks.
@@ -512,16 +558,19 @@ OwnerLookup find_owners(MPI_Comm comm, std::span<const I64> owned, std::span<con
       for (I64 id : needed) seen[static_cast<std::size_t>(block_home(id))] = 1;
       seen[static_cast<std::size_t>(me)] = 0;
       ids.ranks_above = std::count(seen.begin(), seen.end(), 1) > kFewDirectoryRanks ? 1 : 0;
+      const CollectiveClock clock(collective);
       MPI_Allreduce(MPI_IN_PLACE, &ids.ranks_above, 1, MPI_INT64_T, MPI_SUM, comm);
     }
     method = auto_lookup(p, ids);
   }
   const MethodEntry& m = entry(method);
   OwnerLookup r;
-  if (m.dims > 0) r = ring(comm, owned, needed, m.dims, options.reverse, m.name, local);
-  else if (method == LookupMethod::directory) r = directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, local);
-  else r = directory(comm, owned, needed, block_home, options.reverse, local);
+  if (m.dims > 0) r = ring(comm, owned, needed, m.dims, options.reverse, m.name, collective);
+  else if (method == LookupMethod::directory)
+    r = directory(comm, owned, needed, [p](I64 id) { return hashed_home(id, p); }, options.reverse, may_overflow, collective);
+  else r = directory(comm, owned, needed, block_home, options.reverse, may_overflow, collective);
   r.method = method;
+  r.collective_seconds = collective;
   return r;
 }
 

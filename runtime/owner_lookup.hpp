@@ -70,6 +70,8 @@ struct OwnerLookup {
   LookupMethod method = LookupMethod::directory;   // the method that ran (lookup=auto's choice)
   std::int64_t directory_ids = 0;           // ids this rank kept as a directory rank (directory methods)
   double reverse_seconds = 0;               // MPI_Wtime this rank spent in the rings' reverse step (for benchmarks)
+  double collective_seconds = 0;            // MPI_Wtime this rank spent in the lookup's collectives, waits included: the
+                                            // agreements and the count reductions of the sparse exchanges (not NBX's barrier)
 };
 
 // Whether two lookups found the same owners and the same served entries (the method that ran and

@@ -61,5 +61,7 @@ for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root"/runti
 done
 # SimGrid 3.32's MPI_Ibarrier is replaced by the program's own (NBX needs a correct one: see
 # smpi_discovery.cpp).
-smpicxx "${objs[@]}" "${libs[@]}" "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -Wl,--wrap=MPI_Ibarrier,--wrap=MPI_Test -o "$program"
+# Linked stripped (-s): SMPI's privatization copies the program once per rank into smpi/tmpdir, and
+# the main build's libraries carry debug information (55 MB a copy unstripped, 56 GB at 1024 ranks).
+smpicxx -s "${objs[@]}" "${libs[@]}" "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -Wl,--wrap=MPI_Ibarrier,--wrap=MPI_Test -o "$program"
 echo "$program"

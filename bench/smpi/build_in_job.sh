@@ -21,5 +21,6 @@ for src in "$root"/backends/exec/{agree,load,replay,baselines}.cpp "$root/runtim
   smpicxx "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj"
   objs+=("$obj")
 done
-smpicxx "${objs[@]}" "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/smpi_in_job"
+# Stripped (-s): SMPI's privatization copies the program once per rank (build_discovery.sh).
+smpicxx -s "${objs[@]}" "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/smpi_in_job"
 echo "$out/smpi_in_job"

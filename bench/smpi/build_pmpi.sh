@@ -50,7 +50,8 @@ ar rcs "$out/libcommfit_pmpi_smpi.a" "${objs[@]}"
 for prog in smpi_halo smpi_alltoallv_loop; do
   smpicc -O2 -c "$here/$prog.c" -o "$out/obj-pmpi/$prog.o"
   smpicxx "$out/obj-pmpi/$prog.o" -o "$out/$prog"
-  smpicxx "$out/obj-pmpi/$prog.o" -Wl,--whole-archive "$out/libcommfit_pmpi_smpi.a" -Wl,--no-whole-archive \
+  # Stripped (-s): SMPI's privatization copies the program once per rank (build_discovery.sh).
+  smpicxx -s "$out/obj-pmpi/$prog.o" -Wl,--whole-archive "$out/libcommfit_pmpi_smpi.a" -Wl,--no-whole-archive \
     "$core/libcommfit_planner.a" "$core/libcommfit_ir.a" -o "$out/${prog}_pmpi"
 done
 echo "$out/libcommfit_pmpi_smpi.a"

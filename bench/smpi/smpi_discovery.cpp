@@ -6,6 +6,9 @@
 //             method (the directories' registrations and queries use it too): every rank starts at a common instant after a barrier
 //             (smpi_bench.h aligned_start); the time is the last rank's finish; the median of --reps
 //             runs. check = the same owners, indices and served lists as the hashed directory's.
+//   collectives  the same runs' time in find_owners' collectives (OwnerLookup::collective_seconds:
+//             the agreements and the sparse exchanges' count reductions, waits for the last rank
+//             included), the longest rank, the median of --reps.
 //   reverse   the rings' reverse step alone (OwnerLookup::reverse_seconds, the longest rank), and,
 //             when built with MPI Advance (build_discovery.sh MPIA_CHECKOUT), MPIL_Alltoallv_crs's
 //             methods on the same messages, timed the same way: from the MPI_Allreduce before it to
@@ -226,22 +229,28 @@ int run(int argc, char** argv) {
     for (const std::string& reverse : a.reverses) {
       const LookupOptions o = options_of(lookup, reverse);
       OwnerLookup got;
-      double reverse_max = 0;
-      std::vector<double> reverse_mine;
+      std::vector<double> reverse_mine, collective_mine;
       const double s = median_of_runs(a.reps, [&] {
         got = find_owners(comm, owned, needed, o, "");
         reverse_mine.push_back(got.reverse_seconds);
+        collective_mine.push_back(got.collective_seconds);
       });
       const bool wrong = any_rank(!same_owners(got, ref));
       failed |= wrong;
+      // The longest rank's seconds of one run, the median over the runs.
+      const auto longest = [&](const std::vector<double>& mine) {
+        std::vector<double> last(mine.size());
+        MPI_Reduce(mine.data(), last.data(), static_cast<int>(last.size()), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        std::sort(last.begin(), last.end());
+        return last.empty() ? 0.0 : last[last.size() / 2];
+      };
+      const double collective_max = longest(collective_mine);
       if (me == 0) row.print("discover", lookup, reverse, s, wrong);
+      if (me == 0) row.print("collectives", lookup, reverse, collective_max, wrong);
       if (me == 0 && o.method == LookupMethod::automatic)
         std::printf("# %s p=%d: lookup=auto ran %s\n", a.label.c_str(), p, commfit::runtime::lookup_name(got.method));
       if (got.method != LookupMethod::directory && got.method != LookupMethod::directory_block) {   // a ring: its reverse step
-        std::vector<double> last(reverse_mine.size());
-        MPI_Reduce(reverse_mine.data(), last.data(), static_cast<int>(last.size()), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        std::sort(last.begin(), last.end());
-        reverse_max = last.empty() ? 0 : last[last.size() / 2];
+        const double reverse_max = longest(reverse_mine);
         if (me == 0) row.print("reverse", lookup, reverse, reverse_max, wrong);
       }
     }

@@ -2,7 +2,8 @@
 // found"): the rule itself on the statistic's values at 4 to 1024 ranks, and what find_owners runs
 // under lookup=auto on ids numbered part by part (directory-block), on sparse ids that would leave
 // most blocks empty (the hashed directory below 64 ranks) and on ids whose rank has a problem (the
-// error, as every method raises it). Every choice must find the hashed directory's owners.
+// error, as every method raises it: the lowest rank's). Every choice must find the hashed
+// directory's owners; the time find_owners reports in collectives lies within the call's.
 #include "runtime/owner_lookup.hpp"
 
 #include "backends/exec/commfit_exec.hpp"
@@ -86,6 +87,26 @@ int main(int argc, char** argv) {
       message = e.what();
     }
     check(message.find("id -5 is negative") != std::string::npos, "a rank's own problem under lookup=auto: raised on every rank");
+  }
+  // Several ranks with problems of their own: the lowest one's, on every rank, whatever the method.
+  for (const char* words : {"lookup=directory", "lookup=directory-block reverse=nbx", "lookup=ring2d"}) {
+    const bool bad = size == 1 || rank % 2 == 1;
+    const std::string expected = "rank " + std::to_string(size == 1 ? 0 : 1) + ": problem of rank " + std::to_string(size == 1 ? 0 : 1);
+    std::string message;
+    try {
+      find_owners(MPI_COMM_WORLD, {}, {}, options(words), bad ? "problem of rank " + std::to_string(rank) : "");
+    } catch (const commfit::exec::Error& e) {
+      message = e.what();
+    }
+    check(message.find(expected) != std::string::npos, std::string(words) + ": the lowest rank's problem on every rank, got '" + message + "'");
+  }
+  // The time in collectives is part of the call's.
+  for (const char* words : {"lookup=directory", "lookup=directory-block", "lookup=ring2d", "lookup=ring reverse=allreduce"}) {
+    const double t0 = MPI_Wtime();
+    const OwnerLookup got = run(words, 1, 100);
+    const double elapsed = MPI_Wtime() - t0;
+    check(got.collective_seconds > 0 && got.collective_seconds <= elapsed, std::string(words) + ": collective_seconds within the call's time");
+    check(same_owners(got, ref), std::string(words) + ": the directory's owners");
   }
 
   int all = 0;
