@@ -12,24 +12,32 @@
 # Prints smpi_discovery's CSV lines (label,p,step,method,reverse,sim_s,check), its comment lines
 # (what lookup=auto ran, the gather's plan) and one line per rank count with its wall time; exit status 1 when a run fails, times out or a check is WRONG.
 #
-#   bench/smpi/discovery.sh [--ids native|by-part] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]
+#   bench/smpi/discovery.sh [--ids native|by-part] [--compute] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]
 #
 # --ids (bench_smpi_mesh_ids's): native, the default, takes gmsh's vertex numbers as the global ids
 # (numbered by mesh entity, so a part's ids spread over the whole range); by-part renumbers the
 # vertices part by part (part 0's first, gmsh's order within a part), as codes number them once a
 # partition is applied. By-part runs are labelled MESH/by-part (CSV lines, OUT/MESH.by-part.P.*).
+# --compute charges the ranks' own work as measured on this machine (below); its runs are labelled
+# .../compute (logs OUT/MESH[.by-part].compute.P.log).
 # MESH: plate (2D, 54,444 vertices; the default), bore_block (3D, 205,595 vertices) or tiny (plate
 # meshed 10x coarser: the smoke test's). RANKS: default 4 16 64 256 (each must be a fattree-P of
 # platforms.py: 4, 16, 64, 256, 1024, 4096). BUILD holds commfit's build (bench_smpi_mesh_ids).
 # PROGRAM_OPTIONS go to smpi_discovery, e.g. `-- --lookups directory,ring4d --mpia none` to time
 # fewer methods (its header lists them).
 set -euo pipefail
-usage="usage: discovery.sh [--ids native|by-part] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
+usage="usage: discovery.sh [--ids native|by-part] [--compute] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
 numbering=native
-if [[ ${1:-} == --ids ]]; then
-  numbering=${2:?$usage}
-  shift 2
-fi
+compute=0
+while [[ ${1:-} == --ids || ${1:-} == --compute ]]; do
+  if [[ $1 == --compute ]]; then
+    compute=1
+    shift
+  else
+    numbering=${2:?$usage}
+    shift 2
+  fi
+done
 case $numbering in
   native | by-part) ;;
   *) echo "discovery.sh: --ids $numbering: expected native or by-part" >&2; exit 2 ;;
@@ -54,6 +62,11 @@ read -r -a cfg <<< "$(python3 -c "import sys; sys.path.insert(0, '$here'); impor
 # Collectives: Open MPI's algorithm choices (smpi/coll-selector:ompi), as a real MPI would make
 # them; SMPI's default selector is linear for most of them (an MPI_Allreduce costs O(p) there).
 poll=(--cfg=smpi/iprobe:5e-7 --cfg=smpi/test:5e-7 --cfg=smpi/grow-injected-times:no --cfg=smpi/coll-selector:ompi)
+# --compute: the ranks' own work between MPI calls (hashing, sorting, looking ids up) is charged
+# as SMPI measures it on this machine (smpi/simulate-computation:yes; the platform's hosts and
+# smpi/host-speed are both 100 Gflop/s, so a measured second is a simulated second). Without it
+# (run.py's SMPI_CFG) only communication takes simulated time.
+[[ $compute -eq 1 ]] && poll+=(--cfg=smpi/simulate-computation:yes)
 tau_bw=(--pattern-option tau=2e-6 --pattern-option bandwidth=1.25e10)   # run.py's PLAN_COST (--tau, --bandwidth)
 
 case $mesh in
@@ -82,6 +95,7 @@ except subprocess.TimeoutExpired:
 
 label=$mesh stem=$mesh
 [[ $numbering == native ]] || label=$mesh/$numbering stem=$mesh.$numbering
+[[ $compute -eq 0 ]] || label=$label/compute   # the ids file stays $stem's; the log is $stem.compute's
 failed=0
 for p in "${ranks[@]}"; do
   platform=fattree-$p
@@ -93,14 +107,16 @@ for p in "${ranks[@]}"; do
   timeout=240
   [[ $p -ge 256 ]] && timeout=900
   [[ $p -ge 1024 ]] && timeout=1800
+  log="$out/$stem.$p.log"
+  [[ $compute -eq 0 ]] || log="$out/$stem.compute.$p.log"
   t0=$(date +%s)
   rc=0
   with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
-    "$program" --ids "$ids" --label "$label" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" ${extra[@]+"${extra[@]}"} > "$out/$stem.$p.log" 2>&1 || rc=$?
-  grep "^# $label p=" "$out/$stem.$p.log" || true   # what lookup=auto ran, the gather's plan
-  if ! grep "^$label," "$out/$stem.$p.log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
-  grep -q ",WRONG$" "$out/$stem.$p.log" && rc=1
+    "$program" --ids "$ids" --label "$label" --pattern-option strategy=auto --pattern-option "topology=$topo" "${tau_bw[@]}" ${extra[@]+"${extra[@]}"} > "$log" 2>&1 || rc=$?
+  grep "^# $label p=" "$log" || true   # what lookup=auto ran, the gather's plan
+  if ! grep "^$label," "$log" && [[ $rc -eq 0 ]]; then rc=1; fi   # no line: it stopped early
+  grep -q ",WRONG$" "$log" && rc=1
   echo "# $label p=$p: $(( $(date +%s) - t0 )) s of wall time, exit status $rc"
-  [[ $rc -eq 0 ]] || { failed=1; tail -5 "$out/$stem.$p.log" | sed 's/^/# /'; }
+  [[ $rc -eq 0 ]] || { failed=1; tail -5 "$log" | sed 's/^/# /'; }
 done
 exit $failed
