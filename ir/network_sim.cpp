@@ -389,8 +389,19 @@ void PlanTraffic::add(const RankSchedule& r) {
       if (pieces == 1 || total <= kCoalesceBytes) {
         messages_.push_back({s.phase, r.rank, s.peer, total});
       } else {
+        // As the executor packs them: in order, into messages of less than kCoalesceBytes; a
+        // piece too large for one alone, after them.
+        constexpr Bytes cap = kCoalesceBytes - 1;
+        Bytes packed = 0;
+        for (std::size_t i = k; i < end; ++i) {
+          if (r.steps[i].op != Op::send || r.steps[i].bytes > cap) continue;
+          const Bytes b = r.steps[i].bytes;
+          if (packed > 0 && packed + b > cap) messages_.push_back({s.phase, r.rank, s.peer, packed}), packed = 0;
+          packed += b;
+        }
+        if (packed > 0) messages_.push_back({s.phase, r.rank, s.peer, packed});
         for (std::size_t i = k; i < end; ++i)
-          if (r.steps[i].op == Op::send) messages_.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
+          if (r.steps[i].op == Op::send && r.steps[i].bytes > cap) messages_.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
       }
       if (!keep_ && messages_.size() > kSimulationMessages) {   // too many to simulate, and nothing else reads them
         dropped_ = true;

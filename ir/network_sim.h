@@ -51,12 +51,13 @@
 namespace commfit {
 
 // The executor's default coalescing limit (exec::Options::coalesce; test_network_sim checks that
-// the two agree): the pieces of one phase to one peer travel as one MPI message when there are two
-// or more and they total at most this many bytes; otherwise each piece is its own message.
+// the two agree): the pieces of one phase to one peer travel as one MPI message when they total at
+// most this many bytes; otherwise they are packed in order into messages of less than this many
+// bytes, and a piece too large for one is its own message.
 inline constexpr Bytes kCoalesceBytes = 65536;
 
 // A message, as the executor sends it with its default options: the pieces one rank sends to one
-// other rank in one phase, as one MPI transfer when they coalesce (above), else each piece alone
+// other rank in one phase, as the MPI transfers they coalesce into (above)
 // (the verifier's rule 4 counts one per phase and pair either way). In rank order, each rank's in
 // step (phase) order.
 struct PlanMessage {

@@ -243,6 +243,26 @@ TEST_CASE("plan_messages_coalesce_as_the_executor_up_to_its_limit") {
     if (2 * b <= kCoalesceBytes) CHECK(forwarded == std::vector<Bytes>{2 * b});
     else CHECK(forwarded == std::vector<Bytes>{b, b});
   }
+  // More pieces than one message holds: packed in order into messages below kCoalesceBytes, a
+  // piece too large alone, after them. Rank 1 forwards 30000, 30000, 30000, 70000 and 1000 B to
+  // rank 5.
+  const std::vector<Bytes> sizes{30000, 30000, 30000, 70000, 1000};
+  std::vector<Message> entries;
+  Schedule s;
+  s.ranks = 7;
+  s.phases = 2;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const Rank src = i == 0 ? 0 : static_cast<Rank>(i + 1);   // sources 0, 2, 3, 4, 6
+    const Rank from = i < 4 ? src : 6;
+    entries.push_back({from, 5, sizes[i]});
+    s.transfers.push_back({0, from, 1, {from, 5, 0, sizes[i]}});
+    s.transfers.push_back({1, 1, 5, {from, 5, 0, sizes[i]}});
+  }
+  canonicalize(s);
+  std::vector<Bytes> forwarded;
+  for (const PlanMessage& msg : plan_messages(lower(s, make_matrix(7, entries))))
+    if (msg.from == 1) forwarded.push_back(msg.bytes);
+  CHECK(forwarded == std::vector<Bytes>{60000, 31000, 70000});
 }
 
 TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {

@@ -51,8 +51,8 @@ typedef struct {
   int check_consistency;  /* nonzero: check at load that peers' steps match */
   long long max_message;  /* pieces above this many bytes go as several messages (1 .. 2^31-1) */
   int persistent;         /* nonzero: persistent requests (post-all without a request window) */
-  int coalesce;           /* a phase's pieces to one peer, two or more totalling at most this many
-                             bytes, go as one message (0: never) */
+  int coalesce;           /* a phase's pieces to one peer go as one message when they total at most
+                             this many bytes, else packed into messages below it (0: never) */
 } commfit_exec_options;
 
 void commfit_exec_default_options(commfit_exec_options* options);

@@ -70,10 +70,11 @@ struct Options {
   CountCheck count_check = CountCheck::every_call;
   bool check_consistency = true;  // at load, one MPI_Alltoall of per-peer hashes proves that every
                                   // rank's send steps match its peers' receive steps
-  int coalesce = 65536;           // the pieces of one phase to one peer (two or more, at most this many
-                                  // bytes together) travel as one message: packed into the staging
-                                  // area, sent, unpacked after the phase (0: every piece its own
-                                  // message; at most max_message; docs/EXECUTOR.md "Coalescing")
+  int coalesce = 65536;           // the pieces of one phase to one peer travel as one message when they
+                                  // total at most this many bytes, else as messages of less than
+                                  // this many: packed into the staging area, sent, unpacked after
+                                  // the phase (0: every piece its own message; at most
+                                  // max_message; docs/EXECUTOR.md "Coalescing")
   bool persistent = false;        // post-all without a request window: replay with persistent
                                   // requests (MPI_Send_init / MPI_Recv_init once, MPI_Startall per
                                   // phase), made again when a call brings other buffers or
