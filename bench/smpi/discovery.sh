@@ -19,25 +19,29 @@
 # vertices part by part (part 0's first, gmsh's order within a part), as codes number them once a
 # partition is applied. By-part runs are labelled MESH/by-part (CSV lines, OUT/MESH.by-part.P.*).
 # --compute charges the ranks' own work as measured on this machine (below); its runs are labelled
-# .../compute (logs OUT/MESH[.by-part].compute.P.log).
+# .../compute (logs OUT/MESH[.by-part].compute.P.log). --network ib: SimGrid's InfiniBand model with
+# run.py's factors (run.NETWORK_CFG) instead of the flow model; labelled .../ib (logs ...P.ib.log).
 # MESH: plate (2D, 54,444 vertices; the default), bore_block (3D, 205,595 vertices) or tiny (plate
 # meshed 10x coarser: the smoke test's). RANKS: default 4 16 64 256 (each must be a fattree-P of
 # platforms.py: 4, 16, 64, 256, 1024, 4096). BUILD holds commfit's build (bench_smpi_mesh_ids).
 # PROGRAM_OPTIONS go to smpi_discovery, e.g. `-- --lookups directory,ring4d --mpia none` to time
 # fewer methods (its header lists them).
 set -euo pipefail
-usage="usage: discovery.sh [--ids native|by-part] [--compute] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
+usage="usage: discovery.sh [--ids native|by-part] [--compute] [--network flow|ib] BUILD SMPI_DISCOVERY OUT [MESH [RANKS...]] [-- PROGRAM_OPTIONS...]"
 numbering=native
 compute=0
-while [[ ${1:-} == --ids || ${1:-} == --compute ]]; do
-  if [[ $1 == --compute ]]; then
-    compute=1
-    shift
-  else
-    numbering=${2:?$usage}
-    shift 2
-  fi
+network=flow
+while [[ ${1:-} == --ids || ${1:-} == --compute || ${1:-} == --network ]]; do
+  case $1 in
+    --compute) compute=1; shift ;;
+    --ids) numbering=${2:?$usage}; shift 2 ;;
+    --network) network=${2:?$usage}; shift 2 ;;
+  esac
 done
+case $network in
+  flow | ib) ;;
+  *) echo "discovery.sh: --network $network: expected flow or ib" >&2; exit 2 ;;
+esac
 case $numbering in
   native | by-part) ;;
   *) echo "discovery.sh: --ids $numbering: expected native or by-part" >&2; exit 2 ;;
@@ -55,7 +59,7 @@ extra=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 mkdir -p "$out"
-read -r -a cfg <<< "$(python3 -c "import sys; sys.path.insert(0, '$here'); import run; print(' '.join(run.SMPI_CFG))")"
+read -r -a cfg <<< "$(python3 -c "import sys; sys.path.insert(0, '$here'); import run; print(' '.join(run.SMPI_CFG + run.NETWORK_CFG['$network']))")"
 # Polling: SimGrid 3.32 charges every MPI_Iprobe and MPI_Test 100 us of simulated time by default,
 # growing with each consecutive call (smpi/iprobe, smpi/test, smpi/grow-injected-times), which NBX's
 # probe loop and MPI_Probe pay in full. Here a poll costs 0.5 us, as run.py's per-message CPU costs.
@@ -96,6 +100,7 @@ except subprocess.TimeoutExpired:
 label=$mesh stem=$mesh
 [[ $numbering == native ]] || label=$mesh/$numbering stem=$mesh.$numbering
 [[ $compute -eq 0 ]] || label=$label/compute   # the ids file stays $stem's; the log is $stem.compute's
+[[ $network == flow ]] || label=$label/$network
 failed=0
 for p in "${ranks[@]}"; do
   platform=fattree-$p
@@ -109,6 +114,7 @@ for p in "${ranks[@]}"; do
   [[ $p -ge 1024 ]] && timeout=1800
   log="$out/$stem.$p.log"
   [[ $compute -eq 0 ]] || log="$out/$stem.compute.$p.log"
+  [[ $network == flow ]] || log="${log%.log}.$network.log"
   t0=$(date +%s)
   rc=0
   with_timeout "$timeout" smpirun -np "$p" -platform "$out/$platform.xml" -hostfile "$out/$platform.hosts" "${cfg[@]}" "${poll[@]}" \
