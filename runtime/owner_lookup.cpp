@@ -90,6 +90,12 @@ class CollectiveClock {
   double start_;
 };
 
+// The executor's error agreement (exec::agree, usage errors), its time added to `collective`.
+void agree_timed(MPI_Comm comm, const std::string& local, double& collective) {
+  const CollectiveClock clock(collective);
+  agree(comm, Error::Kind::usage, local);
+}
+
 void sort_served(std::vector<Served>& s) {
   std::sort(s.begin(), s.end(), [](const Served& a, const Served& b) { return std::tie(a.needer, a.position) < std::tie(b.needer, b.position); });
 }
@@ -210,10 +216,7 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     out[d].reserve(static_cast<std::size_t>(words));
     out[d].push_back(reg[d]);
   }
-  if (may_overflow) {   // the same on every rank
-    const CollectiveClock clock(collective);
-    agree(comm, Error::Kind::usage, local);
-  }
+  if (may_overflow) agree_timed(comm, local, collective);   // the same on every rank
   for (std::size_t i = 0; i < owned.size(); ++i) {
     std::vector<I64>& v = out[static_cast<std::size_t>(home(owned[i]))];
     v.insert(v.end(), {owned[i], static_cast<I64>(i)});
@@ -278,10 +281,7 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     if (replies[m].second.size() > INT_MAX && local.empty())
       local = "the directory's answers would send " + std::to_string(replies[m].second.size()) + " words in one message, more than MPI's 2^31 - 1";
   }
-  {
-    const CollectiveClock clock(collective);
-    agree(comm, Error::Kind::usage, local);
-  }
+  agree_timed(comm, local, collective);
 
   // 3. The replies: this directory rank sends one to each rank that wrote to it; this rank
   //    receives one from each directory rank it wrote to (and its own, locally).
@@ -423,10 +423,7 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
   for (const Served& s : r.served) out[static_cast<std::size_t>(s.needer)].insert(out[static_cast<std::size_t>(s.needer)].end(), {s.position, s.index});
   for (const std::vector<I64>& v : out)
     if (v.size() > INT_MAX && local.empty()) local = prefix + "the reverse step would send " + std::to_string(v.size()) + " words in one message, more than MPI's 2^31 - 1";
-  {
-    const CollectiveClock clock(collective);
-    agree(comm, Error::Kind::usage, local);
-  }
+  agree_timed(comm, local, collective);
   const double reverse_start = MPI_Wtime();
   Messages got = sparse_exchange(comm, reverse, out, kTagReverse, collective);
   r.reverse_seconds = MPI_Wtime() - reverse_start;
@@ -444,10 +441,7 @@ OwnerLookup ring(MPI_Comm comm, std::span<const I64> owned, std::span<const I64>
     }
   for (std::size_t j = 0; j < needed.size() && local.empty(); ++j)
     if (r.owner[j] < 0) local = prefix + owned_by_none(needed[j], me, static_cast<I64>(j));
-  {
-    const CollectiveClock clock(collective);
-    agree(comm, Error::Kind::usage, local);
-  }
+  agree_timed(comm, local, collective);
   return r;
 }
 
