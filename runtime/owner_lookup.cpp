@@ -105,6 +105,81 @@ void sort_served(std::vector<Served>& s) {
 // who sends to it. Returns the messages received, by source.
 using Messages = std::vector<std::pair<int, std::vector<I64>>>;
 
+// A directory rank's share: the (id, owner, index) registrations it received, `in` being
+// [registrations, then (id, index) pairs, then queries] by source rank. Where the ids span a range
+// at most kDenseSpan times their number (blocks of consecutive ids: directory-block on dense ids),
+// a table indexed by id - lowest, filled in linear time; otherwise the entries sorted by id (the
+// hashed directory, sparse ids). Both keep, for an id registered twice, the first two in
+// (owner, index) order, and twice() names the smallest such id: the same answers and the same
+// error whichever form a rank takes.
+class Share {
+ public:
+  struct Entry {
+    I64 id;
+    int owner;   // -1: a slot of the table no id took
+    I64 index;
+  };
+  static constexpr I64 kDenseSpan = 4;
+
+  Share() = default;
+  explicit Share(const Messages& in) {
+    I64 low = 0, high = -1;
+    for (const auto& [s, words] : in) {
+      if (words.empty()) continue;
+      for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) {
+        const I64 id = words[static_cast<std::size_t>(k)];
+        if (size_ == 0) low = high = id;
+        low = std::min(low, id), high = std::max(high, id);
+        ++size_;
+      }
+    }
+    dense_ = size_ > 0 && high - low < kDenseSpan * size_;
+    low_ = low;
+    if (dense_) entries_.assign(static_cast<std::size_t>(high - low + 1), Entry{0, -1, 0});
+    else entries_.reserve(static_cast<std::size_t>(size_));
+    // Sources in increasing rank, each one's ids in increasing index: (owner, index) order.
+    for (const auto& [s, words] : in) {
+      if (words.empty()) continue;
+      for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) {
+        const Entry e{words[static_cast<std::size_t>(k)], s, words[static_cast<std::size_t>(k + 1)]};
+        if (!dense_) {
+          entries_.push_back(e);
+          continue;
+        }
+        Entry& slot = entries_[static_cast<std::size_t>(e.id - low_)];
+        if (slot.owner < 0) slot = e;
+        else if (twice_.empty() || e.id < twice_id_) twice_id_ = e.id, twice_ = message(slot, e);
+      }
+    }
+    if (dense_) return;
+    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
+    for (std::size_t i = 1; i < entries_.size() && twice_.empty(); ++i)
+      if (entries_[i].id == entries_[i - 1].id) twice_ = message(entries_[i - 1], entries_[i]);
+  }
+  I64 size() const { return size_; }
+  // The id's first registration, or nullptr when nobody registered it.
+  const Entry* find(I64 id) const {
+    if (dense_) {
+      if (id < low_ || id - low_ >= static_cast<I64>(entries_.size())) return nullptr;
+      const Entry& e = entries_[static_cast<std::size_t>(id - low_)];
+      return e.owner < 0 ? nullptr : &e;
+    }
+    const auto e = std::lower_bound(entries_.begin(), entries_.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
+    return e == entries_.end() || e->id != id ? nullptr : &*e;
+  }
+  // "directory: id ... owned twice / by two ranks" for the smallest id registered twice, or "".
+  const std::string& twice() const { return twice_; }
+
+ private:
+  static std::string message(const Entry& a, const Entry& b) {
+    return "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
+  }
+  std::vector<Entry> entries_;
+  I64 size_ = 0, low_ = 0, twice_id_ = 0;
+  bool dense_ = false;
+  std::string twice_;
+};
+
 std::vector<I64> receive_any(MPI_Comm comm, int tag, int& source, bool probe_only, bool& got) {
   MPI_Status st;
   int flag = 1;
@@ -232,25 +307,11 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     if (d != me && !out[static_cast<std::size_t>(d)].empty()) asked.push_back(d);
   out = {};
 
-  // 2. The directory: this rank's share of the ids, sorted, checked for double ownership; every
-  //    query answered to its needer (owner, index) and told to the owner (needer, position, index).
-  struct Entry {
-    I64 id;
-    int owner;
-    I64 index;
-  };
-  std::vector<Entry> dir;
-  for (const auto& [s, words] : in) {
-    if (words.empty()) continue;
-    for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) dir.push_back({words[static_cast<std::size_t>(k)], s, words[static_cast<std::size_t>(k + 1)]});
-  }
-  std::sort(dir.begin(), dir.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
-  r.directory_ids = static_cast<I64>(dir.size());
-  for (std::size_t i = 1; i < dir.size() && local.empty(); ++i)
-    if (dir[i].id == dir[i - 1].id) {
-      const Entry &a = dir[i - 1], &b = dir[i];
-      local = "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
-    }
+  // 2. The directory: this rank's share of the ids, checked for double ownership; every query
+  //    answered to its needer (owner, index) and told to the owner (needer, position, index).
+  Share dir(in);
+  r.directory_ids = dir.size();
+  if (local.empty()) local = dir.twice();
   // The reply to each rank that wrote here: [answers, then its answers' (owner, index) in the
   // order of its queries, then (needer, position, index) for each of its ids needed]. Every rank
   // that wrote gets one, empty or not: it waits for it.
@@ -263,8 +324,8 @@ OwnerLookup directory(MPI_Comm comm, std::span<const I64> owned, std::span<const
     std::vector<I64>& answers = replies[m].second;
     for (std::size_t k = 1 + 2 * static_cast<std::size_t>(words[0]); k + 1 < words.size(); k += 2) {
       const I64 id = words[k], j = words[k + 1];
-      const auto e = std::lower_bound(dir.begin(), dir.end(), id, [](const Entry& x, I64 v) { return x.id < v; });
-      if (e == dir.end() || e->id != id) {
+      const Share::Entry* e = dir.find(id);
+      if (e == nullptr) {
         if (local.empty()) local = "directory: " + owned_by_none(id, s, j);
         continue;
       }

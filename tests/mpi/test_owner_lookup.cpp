@@ -100,6 +100,31 @@ int main(int argc, char** argv) {
     }
     check(message.find(expected) != std::string::npos, std::string(words) + ": the lowest rank's problem on every rank, got '" + message + "'");
   }
+  // A directory rank keeps its share as a table indexed by id where the ids it holds are dense
+  // (step 1) and as sorted entries where they are not (step 10): the same owners, and for ids owned
+  // twice the same error, the smallest such id with its first two owners in (rank, index) order.
+  for (std::int64_t step : {1, 10}) {
+    const std::string form = step == 1 ? "a table" : "sorted entries";
+    const OwnerLookup block = run("lookup=directory-block", step, 100), hashed = run("lookup=directory", step, 100);
+    check(same_owners(block, hashed), "directory-block's share as " + form + ": the hashed directory's owners");
+    std::int64_t kept = block.directory_ids;
+    MPI_Allreduce(MPI_IN_PLACE, &kept, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    check(kept == 100 * size, "directory-block's share as " + form + ": every owned id kept once");
+    std::vector<std::int64_t> owned;
+    for (std::int64_t k = 0; k < 100; ++k) owned.push_back((rank * 100 + k) * step);
+    if (rank == 0) owned.push_back(5 * step);
+    if (rank == size - 1) owned.push_back(7 * step), owned.push_back(5 * step);
+    const std::string expected = "id " + std::to_string(5 * step) + " is owned twice by rank 0 (owned[5] and owned[100])";
+    for (const char* words : {"lookup=directory-block", "lookup=directory"}) {
+      std::string message;
+      try {
+        find_owners(MPI_COMM_WORLD, owned, {}, options(words), "");
+      } catch (const commfit::exec::Error& e) {
+        message = e.what();
+      }
+      check(message.find(expected) != std::string::npos, std::string(words) + ", ids " + form + ": '" + expected + "' on every rank, got '" + message + "'");
+    }
+  }
   // The time in collectives is part of the call's.
   for (const char* words : {"lookup=directory", "lookup=directory-block", "lookup=ring2d", "lookup=ring reverse=allreduce"}) {
     const double t0 = MPI_Wtime();
