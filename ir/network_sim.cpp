@@ -344,6 +344,26 @@ class Simulation {
 
 std::vector<PlanMessage> plan_messages(const Plan& plan) { return PlanTraffic(plan).messages(); }
 
+std::size_t coalesce_pieces(std::span<const Bytes> bytes, Bytes limit, std::span<std::uint32_t> message) {
+  commfit_assert(message.size() == bytes.size() && limit > 0, "coalesce_pieces", "a message number for every piece, and a positive limit");
+  Bytes all = 0;
+  for (Bytes b : bytes) all += b;
+  const Bytes most = all <= limit ? limit : limit - 1;   // the largest message packed
+  std::uint32_t n = 0;
+  Bytes packed = 0;
+  bool open = false;   // message n has a piece
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] > most) continue;
+    if (open && packed + bytes[i] > most) ++n, packed = 0;
+    message[i] = n;
+    packed += bytes[i], open = true;
+  }
+  if (open) ++n;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i] > most) message[i] = n++;
+  return n;
+}
+
 PlanTraffic::PlanTraffic(Rank ranks, Phase phases, bool keep_messages)
     : ranks_(ranks), phases_(phases), keep_(keep_messages), max_outstanding_(static_cast<std::size_t>(ranks), 0),
       listed_order_(static_cast<std::size_t>(ranks), 0), phase_max_(phases, 0),
@@ -367,7 +387,9 @@ void PlanTraffic::add(const RankSchedule& r) {
     if (!before || before->op != Op::recv || before->phase != x.phase || before->peer != x.peer) ++runs_in_[r.rank];
     bytes_in_[r.rank] += x.bytes;
   };
-  // A run of sends with the same phase and peer: one message when it coalesces, else its pieces.
+  // A run of sends with the same phase and peer: the messages its pieces coalesce into.
+  std::vector<Bytes> sizes, totals;
+  std::vector<std::uint32_t> message_of;
   for (std::size_t k = 0; k < n;) {
     const Step& s = r.steps[k];
     if (s.op != Op::send) {
@@ -386,22 +408,16 @@ void PlanTraffic::add(const RankSchedule& r) {
     sent_ += total;
     if (s.phase < phases_) phase_max_[s.phase] = std::max(phase_max_[s.phase], total);
     if (!dropped_) {
-      if (pieces == 1 || total <= kCoalesceBytes) {
+      if (pieces == 1) {
         messages_.push_back({s.phase, r.rank, s.peer, total});
       } else {
-        // As the executor packs them: in order, into messages of less than kCoalesceBytes; a
-        // piece too large for one alone, after them.
-        constexpr Bytes cap = kCoalesceBytes - 1;
-        Bytes packed = 0;
-        for (std::size_t i = k; i < end; ++i) {
-          if (r.steps[i].op != Op::send || r.steps[i].bytes > cap) continue;
-          const Bytes b = r.steps[i].bytes;
-          if (packed > 0 && packed + b > cap) messages_.push_back({s.phase, r.rank, s.peer, packed}), packed = 0;
-          packed += b;
-        }
-        if (packed > 0) messages_.push_back({s.phase, r.rank, s.peer, packed});
+        sizes.clear();
         for (std::size_t i = k; i < end; ++i)
-          if (r.steps[i].op == Op::send && r.steps[i].bytes > cap) messages_.push_back({s.phase, r.rank, s.peer, r.steps[i].bytes});
+          if (r.steps[i].op == Op::send) sizes.push_back(r.steps[i].bytes);
+        message_of.resize(sizes.size());
+        totals.assign(coalesce_pieces(sizes, kCoalesceBytes, message_of), 0);
+        for (std::size_t i = 0; i < sizes.size(); ++i) totals[message_of[i]] += sizes[i];
+        for (Bytes b : totals) messages_.push_back({s.phase, r.rank, s.peer, b});
       }
       if (!keep_ && messages_.size() > kSimulationMessages) {   // too many to simulate, and nothing else reads them
         dropped_ = true;

@@ -44,7 +44,9 @@
 #include "ir/plan.h"
 #include "ir/topology.h"
 
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -55,6 +57,17 @@ namespace commfit {
 // most this many bytes; otherwise they are packed in order into messages of less than this many
 // bytes, and a piece too large for one is its own message.
 inline constexpr Bytes kCoalesceBytes = 65536;
+
+// The coalescing rule, the one the executor packs by and the cost model counts by: `bytes` are one
+// peer's pieces of one phase in posting order. All of them go as one message when they total at
+// most `limit`. Otherwise the pieces below `limit` are packed in that order into messages of less
+// than `limit` bytes, and each piece of `limit` bytes or more goes alone, after them: with the
+// default limit the packed messages stay below the eager limit and the large ones follow, so no
+// small message comes after a large one of the same peer and tag (SimGrid 3.32 SMPI lets such an
+// eager message be matched first; docs/EXECUTOR.md "Coalescing"). Sets message[i] to the message
+// piece i travels in, numbered in sending order (message.size() == bytes.size()), and returns the
+// number of messages.
+std::size_t coalesce_pieces(std::span<const Bytes> bytes, Bytes limit, std::span<std::uint32_t> message);
 
 // A message, as the executor sends it with its default options: the pieces one rank sends to one
 // other rank in one phase, as the MPI transfers they coalesce into (above)

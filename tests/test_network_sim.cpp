@@ -265,6 +265,25 @@ TEST_CASE("plan_messages_coalesce_as_the_executor_up_to_its_limit") {
   CHECK(forwarded == std::vector<Bytes>{60000, 31000, 70000});
 }
 
+TEST_CASE("coalesce_pieces_packs_in_order_below_the_limit_and_sends_large_pieces_last") {
+  // Returns each piece's message and checks the count returned.
+  auto pack = [](std::vector<Bytes> bytes, Bytes limit) {
+    std::vector<std::uint32_t> message(bytes.size(), 99);
+    const std::size_t n = coalesce_pieces(bytes, limit, message);
+    for (std::uint32_t m : message) CHECK(m < n);
+    return message;
+  };
+  using M = std::vector<std::uint32_t>;
+  CHECK(pack({30000, 30000, 30000, 70000, 1000}, 65536) == M{0, 0, 1, 2, 1});
+  CHECK(pack({30000, 35536}, 65536) == M{0, 0});                 // exactly the limit: one message
+  CHECK(pack({30000, 35537}, 65536) == M{0, 1});                 // one byte more: below the limit each
+  CHECK(pack({65536, 1}, 65536) == M{1, 0});                     // a piece of the limit goes after the small ones
+  CHECK(pack({100000}, 65536) == M{0});                          // one piece: one message, whatever its size
+  CHECK(pack({0, 0, 0}, 65536) == M{0, 0, 0});                   // empty pieces still travel, in one message
+  CHECK(pack({}, 65536).empty());
+  CHECK(pack({600, 500, 400, 300}, 1000) == M{0, 1, 1, 2});      // greedy, in order: 600 | 500 + 400 | 300
+}
+
 TEST_CASE("network_sim_runs_phases_loosely_as_the_executor") {
   // Phase 0: 0 -> 1 (100000 B); phase 1: 1 -> 2 (1000 B, eager). Rank 1 starts phase 1 when its
   // receive of phase 0 is done (103 us), then 5 us: 108 us. Rank 2 is idle in phase 0.

@@ -247,57 +247,50 @@ void Executor::Impl::compile(const RankSchedule& rs) {
   const Bytes pack_base = rs.staging_bytes;
   const Bytes pack_limit = std::min<Bytes>(static_cast<Bytes>(options.coalesce), options.max_message);
   Bytes pack_max = 0;
+  std::vector<Bytes> sizes;
+  std::vector<std::uint32_t> message_of;
+  std::vector<std::size_t> by_message;
+  std::vector<NetOp> run;
   auto coalesce = [&](std::vector<NetOp>& list, std::vector<PackOp>& moves, Bytes& at) {
     // list is in (peer, src, dst, offset) order, one op per piece where pieces are this small:
     // the peer's ops in the same order, so both sides pack the same pieces at the same places.
-    // A peer's pieces go as one message when they total at most pack_limit. Otherwise they are
-    // packed in that order into messages of less than pack_limit bytes, and a piece too large for
-    // one goes alone, after them: with the default limit the packed messages are below the eager
-    // limit and the large pieces follow, so no small message comes after a large one of the same
-    // peer and tag (SimGrid 3.32 SMPI lets such an eager message be matched first; docs/EXECUTOR.md
-    // "Coalescing"). A message of one piece is sent from where it lies.
+    // Each peer's pieces become the messages of coalesce_pieces (ir/network_sim.h), the rule the
+    // cost model counts by. A message of one piece is sent from where it lies.
     std::size_t out = 0;
-    std::size_t first = 0;   // the current message's first op
-    Bytes total = 0;
-    const auto flush = [&](std::size_t end) {
-      if (end - first >= 2) {
-        NetOp packed = list[first];
-        packed.where = Where::stage;
-        packed.offset = at;
-        packed.count = static_cast<int>(total);
-        for (std::size_t i = first; i < end; ++i) {
-          moves.push_back({list[i], at});
-          at += static_cast<Bytes>(list[i].count);
-        }
-        list[out++] = packed;
-        ++stats.coalesced;
-      } else if (end > first) {
-        list[out++] = list[first];
-      }
-      first = end, total = 0;
-    };
-    std::vector<NetOp> large;   // the peer's pieces too large to pack, sent after its packed ones
     for (std::size_t k = 0; k < list.size();) {
       std::size_t end = k;
-      Bytes all = 0;
-      for (; end < list.size() && list[end].peer == list[k].peer; ++end) all += static_cast<Bytes>(list[end].count);
-      const Bytes most = all <= pack_limit ? pack_limit : pack_limit - 1;
-      // The pieces too large to pack aside (in order), the others moved up, in order.
-      large.clear();
-      std::size_t small_end = k;
-      for (std::size_t i = k; i < end; ++i) {
-        if (static_cast<Bytes>(list[i].count) > most) large.push_back(list[i]);
-        else list[small_end++] = list[i];
+      while (end < list.size() && list[end].peer == list[k].peer) ++end;
+      run.assign(list.begin() + static_cast<std::ptrdiff_t>(k), list.begin() + static_cast<std::ptrdiff_t>(end));
+      sizes.clear();
+      for (const NetOp& op : run) sizes.push_back(static_cast<Bytes>(op.count));
+      message_of.resize(run.size());
+      coalesce_pieces(sizes, pack_limit, message_of);
+      by_message.resize(run.size());
+      std::iota(by_message.begin(), by_message.end(), std::size_t{0});
+      std::stable_sort(by_message.begin(), by_message.end(), [&](std::size_t x, std::size_t y) { return message_of[x] < message_of[y]; });
+      for (std::size_t g = 0; g < by_message.size();) {
+        std::size_t h = g + 1;
+        while (h < by_message.size() && message_of[by_message[h]] == message_of[by_message[g]]) ++h;
+        if (h - g == 1) {
+          list[out++] = run[by_message[g]];
+        } else {
+          NetOp packed = run[by_message[g]];
+          packed.where = Where::stage;
+          packed.offset = at;
+          Bytes total = 0;
+          for (std::size_t i = g; i < h; ++i) {
+            const NetOp& piece = run[by_message[i]];
+            moves.push_back({piece, at});
+            at += static_cast<Bytes>(piece.count);
+            total += static_cast<Bytes>(piece.count);
+          }
+          packed.count = static_cast<int>(total);
+          list[out++] = packed;
+          ++stats.coalesced;
+        }
+        g = h;
       }
-      first = k, total = 0;
-      for (; k < small_end; ++k) {
-        const Bytes bytes = static_cast<Bytes>(list[k].count);
-        if (k > first && total + bytes > most) flush(k);
-        total += bytes;
-      }
-      flush(small_end);
       k = end;
-      for (const NetOp& op : large) list[out++] = op;
     }
     list.resize(out);
     for (std::size_t i = 0; i < list.size(); ++i) list[i].key = i > 0 && list[i - 1].peer == list[i].peer ? list[i - 1].key + 1 : 0;
