@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
       if (rank == 0)
         std::ofstream(file) << R"({"format": "commfit-machine", "version": 1, "network": "ib", "tau_s": 3e-6, "bandwidth_Bps": 2e10})";
       MPI_Barrier(MPI_COMM_WORLD);
-      for (const std::string spec : {"tau=1us machine=" + file.string(), "machine=" + file.string() + " tau=1us"}) {
+      for (const std::string& spec : {"tau=1us machine=" + file.string(), "machine=" + file.string() + " tau=1us"}) {
         const runtime::InJobOptions o = runtime::parse_in_job_options(spec);
         chk.check(o.plan.cost.tau_s == 1e-6 && o.plan.cost.bandwidth_Bps == 2e10 && o.plan.cost.network.model == Network::ib &&
                       o.plan.machine == file.string(),
