@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -123,34 +124,18 @@ class Share {
 
   Share() = default;
   explicit Share(const Messages& in) {
-    I64 low = 0, high = -1;
-    for (const auto& [s, words] : in) {
-      if (words.empty()) continue;
-      for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) {
-        const I64 id = words[static_cast<std::size_t>(k)];
-        if (size_ == 0) low = high = id;
-        low = std::min(low, id), high = std::max(high, id);
-        ++size_;
-      }
-    }
+    I64 low = std::numeric_limits<I64>::max(), high = std::numeric_limits<I64>::min();
+    each_registration(in, [&](const Entry& e) { low = std::min(low, e.id), high = std::max(high, e.id), ++size_; });
     dense_ = size_ > 0 && high - low < kDenseSpan * size_;
     low_ = low;
     if (dense_) entries_.assign(static_cast<std::size_t>(high - low + 1), Entry{0, -1, 0});
     else entries_.reserve(static_cast<std::size_t>(size_));
-    // Sources in increasing rank, each one's ids in increasing index: (owner, index) order.
-    for (const auto& [s, words] : in) {
-      if (words.empty()) continue;
-      for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) {
-        const Entry e{words[static_cast<std::size_t>(k)], s, words[static_cast<std::size_t>(k + 1)]};
-        if (!dense_) {
-          entries_.push_back(e);
-          continue;
-        }
-        Entry& slot = entries_[static_cast<std::size_t>(e.id - low_)];
-        if (slot.owner < 0) slot = e;
-        else if (twice_.empty() || e.id < twice_id_) twice_id_ = e.id, twice_ = message(slot, e);
-      }
-    }
+    each_registration(in, [&](const Entry& e) {
+      if (!dense_) return entries_.push_back(e);
+      Entry& slot = entries_[static_cast<std::size_t>(e.id - low_)];
+      if (slot.owner < 0) slot = e;
+      else if (twice_.empty() || e.id < twice_id_) twice_id_ = e.id, twice_ = message(slot, e);
+    });
     if (dense_) return;
     std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return std::tie(a.id, a.owner, a.index) < std::tie(b.id, b.owner, b.index); });
     for (std::size_t i = 1; i < entries_.size() && twice_.empty(); ++i)
@@ -171,6 +156,15 @@ class Share {
   const std::string& twice() const { return twice_; }
 
  private:
+  // Calls f with every registration of `in`: sources in increasing rank, each one's ids in
+  // increasing index, so (owner, index) order.
+  template <class F>
+  static void each_registration(const Messages& in, F f) {
+    for (const auto& [s, words] : in) {
+      if (words.empty()) continue;
+      for (I64 n = 0, k = 1; n < words[0]; ++n, k += 2) f(Entry{words[static_cast<std::size_t>(k)], s, words[static_cast<std::size_t>(k + 1)]});
+    }
+  }
   static std::string message(const Entry& a, const Entry& b) {
     return "directory: " + (a.owner == b.owner ? owned_twice(a.id, a.owner, a.index, b.index) : owned_by_two(a.id, a.owner, b.owner));
   }
