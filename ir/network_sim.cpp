@@ -42,6 +42,18 @@ struct FlowFinish {
   friend bool operator>(const FlowFinish& a, const FlowFinish& b) { return a.t != b.t ? a.t > b.t : a.version > b.version; }
 };
 
+// The finish times, earliest first. Under the IB model a flow's rate changes at nearly every event
+// of its node, so stale entries pile up far beyond the moving flows; drop_stale removes them.
+// Flows finishing in one instant are handled in id order, so the heap's layout never shows.
+class FinishQueue : public std::priority_queue<FlowFinish, std::vector<FlowFinish>, std::greater<>> {
+ public:
+  // Keeps the entries whose version is their flow's present one.
+  void drop_stale(const std::vector<std::uint64_t>& version) {
+    std::erase_if(c, [&](const FlowFinish& e) { return e.version != version[e.flow]; });
+    std::make_heap(c.begin(), c.end(), comp);
+  }
+};
+
 class Simulation {
  public:
   Simulation(const PlanTraffic& plan, double tau, double bandwidth, const NetworkOptions& net, const Topology& topo, std::uint64_t work_limit)
@@ -286,6 +298,7 @@ class Simulation {
       rate_[f] = r;
       flow_finishes_.push({now_ + bytes_left_[f] / r, ++finish_version_[f], f});
     }
+    if (flow_finishes_.size() > 2 * moving_flows_ + 4096) flow_finishes_.drop_stale(finish_version_);
   }
 
   // A resource's capacity: a rank's port, or a link (a bundle of width cables).
@@ -319,7 +332,7 @@ class Simulation {
   std::vector<double> bytes_left_, bytes_left_at_, rate_, bound_, bound_before_ib_, sharing_penalty_;
   std::vector<std::uint64_t> finish_version_;
   std::size_t moving_flows_ = 0;
-  std::priority_queue<FlowFinish, std::vector<FlowFinish>, std::greater<>> flow_finishes_;
+  FinishQueue flow_finishes_;
   std::vector<std::uint32_t> finished_;   // the flows that finish in this instant
 
   // The sharing: per resource its moving flows; what changed since the rates were last solved
