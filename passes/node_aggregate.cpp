@@ -132,7 +132,7 @@ class Agents {
 
 }  // namespace
 
-Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from, NodeSteps steps, Bytes ride_below) {
+Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from, NodeSteps steps, Bytes ride_below, bool alternate) {
   commfit_assert(groups.ranks() == m.ranks, "node_aggregate", "groups of another number of ranks");
   const Rank p = m.ranks;
   auto group = [&](Rank r) { return groups.group_of(r); };
@@ -156,6 +156,15 @@ Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes dir
     }
     // a speaks for from_node to to_node, c listens on to_node.
     const std::span<const Rank> dst = groups.members(to_node);
+    if (two && alternate && (from_node + to_node) % 2 == 1) {
+      // Gathered first: i -> a, the rank of i's node with j's local index (modulo n_A), which
+      // sends to j.
+      const std::span<const Rank> src = groups.members(from_node);
+      const Rank a = src[static_cast<std::size_t>(groups.local(j)) % src.size()];
+      if (i != a) s.transfers.push_back({0, i, a, piece});
+      s.transfers.push_back({1, a, j, piece});
+      return;
+    }
     const auto [a, c] = two ? std::pair{i, dst[static_cast<std::size_t>(groups.local(i)) % dst.size()]} : agents->of(from_node, to_node);
     if (i != a) s.transfers.push_back({gather, i, a, piece});
     s.transfers.push_back({network, a, c, piece});
@@ -172,7 +181,10 @@ Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes dir
   auto has = [&](Phase k, Rank i, Rank j) { return std::binary_search(hops.begin(), hops.end(), key(k, i, j)); };
   m.for_each([&](Rank i, Rank j, Bytes b) {
     if (i == j || group(i) != group(j)) return;
-    const Phase k = b >= ride_below ? network : has(scatter, i, j) ? scatter : has(gather, i, j) ? gather : network;
+    Phase k = b >= ride_below ? network : has(scatter, i, j) ? scatter : has(gather, i, j) ? gather : network;
+    // Alternating, a hop gathered first may share the network phase: a message that does not ride
+    // goes in the scatter phase then, unless a hop is there too.
+    if (b >= ride_below && two && alternate && has(network, i, j) && !has(scatter, i, j)) k = scatter;
     s.transfers.push_back({k, i, j, Piece{i, j, 0, b}});
   });
   s.copies = local_copies(m);

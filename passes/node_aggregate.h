@@ -35,6 +35,13 @@
 // messages (phase 0): one per sending rank, each carrying everything it has for B; no third hop,
 // and no rank idle in the network phase.
 //
+// Two steps, alternating (`alternate`): the node pairs (A, B) with A + B odd (group numbers) go the
+// other way round: src sends to the rank of its own node with dst's local index (modulo n_A), in
+// phase 0, which sends everything its node has for dst in one network message, in phase 1. Every
+// node then sends and receives over the network in both phases, while its ranks forward inside
+// it: the network is busy in phase 1 too, where plain two steps only scatter. As many messages as
+// plain two steps: per rank one network message per node, up to n - 1 hops inside its node.
+//
 // Needs: groups of the matrix's ranks (groups of 1 give the direct exchange in one phase). Guarantees: every network
 // message's bytes travel its route once, whole (the verifier's delivery and holding rules); at most
 // three phases, empty ones dropped; between any two nodes, one aggregated message per direction
@@ -78,6 +85,6 @@ class NodeGroups {
 };
 
 Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes direct_from = 0, NodeSteps steps = NodeSteps::three,
-                        Bytes ride_below = 0);
+                        Bytes ride_below = 0, bool alternate = false);
 
 }  // namespace commfit

@@ -4,7 +4,8 @@
 // the pass's bounds asserted on the schedule itself:
 //   - every network message goes whole, over at most three hops, in phase order, on the route
 //     src -> a(A, B) -> b(A, B) -> dst (hops with equal ends skipped), with a on A and b on B the
-//     same for all messages from A to B (two steps: a = src, b its counterpart on B);
+//     same for all messages from A to B (two steps: a = src, b its counterpart on B; alternating,
+//     for A + B odd: a the counterpart of dst on A, b = dst);
 //   - three steps: the agents balanced by bytes, as longest processing time first guarantees: no
 //     agent carries more than its node's mean plus the node's largest node pair;
 //   - between two nodes A != B, exactly one (from, to) pair carries the aggregated bytes (the
@@ -36,12 +37,13 @@ using namespace commfit;
 namespace {
 
 void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string& what, Bytes direct_from = 0,
-                    NodeSteps steps = NodeSteps::three, Bytes ride_below = 0) {
+                    NodeSteps steps = NodeSteps::three, Bytes ride_below = 0, bool alternate = false) {
   const bool two = steps == NodeSteps::two;
-  INFO(what << ", direct from " << direct_from << (two ? ", two steps" : ", three steps") << ", ride below " << ride_below);
+  const std::string form = two ? (alternate ? ", two steps alternating" : ", two steps") : ", three steps";
+  INFO(what << ", direct from " << direct_from << form << ", ride below " << ride_below);
   auto node = [&](Rank r) { return g.group_of(r); };
   auto size = [&](Rank n) { return static_cast<Rank>(g.members(n).size()); };
-  const Schedule s = node_aggregate(m, g, direct_from, steps, ride_below);
+  const Schedule s = node_aggregate(m, g, direct_from, steps, ride_below, alternate);
   auto direct = [&](Bytes b) { return direct_from > 0 && b >= direct_from; };
   CHECK(s.phases <= (two ? 2u : 3u));
   // The lowered plan: delivery, holding, matching, staging (no contention rule).
@@ -73,14 +75,16 @@ void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string&
         for (const Transfer& t : s.transfers)
           if (t.from == i && t.to == j && (t.piece.src != i || t.piece.dst != j)) with.insert(t.phase);
         if (b < ride_below && !with.empty()) CHECK(h[0]->phase == *with.rbegin());   // hops inside a node: gather < scatter
-        else CHECK(with.count(h[0]->phase) == 0);
+        else CHECK((with.count(h[0]->phase) == 0 || with.size() == s.phases));   // alternating: both phases may hold a hop
       }
       return;
     }
     expected[{A, B}] += b;
     // Three steps: the agents are the ends of the hop that crosses nodes; one pair per node pair.
-    // Two: the counterpart of i on B, by their places in their nodes.
+    // Two: the counterpart of i on B, by their places in their nodes; alternating, for node pairs
+    // with A + B odd, j's counterpart on A, which sends to j itself.
     Rank a = i, c = g.members(B)[static_cast<std::size_t>(g.local(i) % size(B))];
+    if (two && alternate && (A + B) % 2 == 1) a = g.members(A)[static_cast<std::size_t>(g.local(j) % size(A))], c = j;
     CHECK(g.members(A)[static_cast<std::size_t>(g.local(i))] == i);
     if (!two) {
       const auto cross = std::find_if(h.begin(), h.end(), [&](const Transfer* t) { return node(t->from) != node(t->to); });
@@ -107,10 +111,13 @@ void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string&
       node_pairs[{node(t.from), node(t.to)}].insert({t.from, t.to});
       crossing[{node(t.from), node(t.to)}] += t.piece.bytes;
     }
-  // Three steps: one message per node pair; two: at most one per rank of the sending node.
+  // Three steps: one message per node pair; two: at most one per rank of the sending node
+  // (alternating, gathered first: one per rank of the receiving node).
   for (const auto& [nodes_, pairs] : node_pairs) {
     const auto& nodes = nodes_;
-    CHECK_MESSAGE(pairs.size() <= (two ? static_cast<std::size_t>(size(nodes.first)) : 1u), "nodes " << nodes.first << " -> " << nodes.second);
+    const bool gathered_first = alternate && (nodes.first + nodes.second) % 2 == 1;
+    const Rank most = !two ? 1 : gathered_first ? size(nodes.second) : size(nodes.first);
+    CHECK_MESSAGE(pairs.size() <= static_cast<std::size_t>(most), "nodes " << nodes.first << " -> " << nodes.second);
   }
   CHECK(crossing == expected);
   if (two) return;
@@ -137,7 +144,7 @@ void check_schedule(const CommMatrix& m, const NodeGroups& g, const std::string&
 }
 
 // The property suite on one placement: random, uniform, dense and skewed matrices, both step
-// counts, with and without direct_from and ride_below. Returns the number of cases.
+// counts (two plain and alternating), with and without direct_from and ride_below. Returns the number of cases.
 int check_matrices(Rank p, const NodeGroups& g, const std::string& at, std::uint64_t seed) {
   check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at);
   check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at, 2500);
@@ -148,7 +155,11 @@ int check_matrices(Rank p, const NodeGroups& g, const std::string& at, std::uint
   check_schedule(gen_dense(p, 300, seed), g, "dense " + at, 0, NodeSteps::three, 150);
   check_schedule(gen_random_sparse(p, 0.5, 600, seed), g, "random " + at, 0, NodeSteps::two, 300);
   check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), g, "hot " + at);
-  return 9;
+  check_schedule(gen_random_sparse(p, 0.3, 5000, seed), g, "random " + at, 0, NodeSteps::two, 0, true);
+  check_schedule(gen_dense(p, 300, seed), g, "dense " + at, 200, NodeSteps::two, 0, true);
+  check_schedule(gen_random_sparse(p, 0.5, 600, seed), g, "random " + at, 0, NodeSteps::two, 300, true);
+  check_schedule(gen_hot_receiver(p, p / 2, 4000, 0.2, seed), g, "hot " + at, 0, NodeSteps::two, 0, true);
+  return 13;
 }
 
 }  // namespace
