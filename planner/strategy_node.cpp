@@ -2,7 +2,8 @@
 // ranks per node (--topology ...+nodeN, or a node map: --node-map FILE, +map:LIST), messages
 // between nodes are gathered to one rank of the sending node per receiving node, cross the
 // network as one message per node pair, and are scattered on arrival (--steps 3; --steps 2: each
-// rank sends to its counterpart on the other node, which scatters); messages inside a node, and
+// rank sends to its counterpart on the other node, which scatters, or for half the node pairs
+// gathers first, whichever the model prices lower); messages inside a node, and
 // messages large enough that their bytes cost more than their start-up, go directly (small ones
 // inside a node in a hop's message). Fewer, larger network messages: it pays where per-message
 // costs dominate (small messages, high fan-out, many ranks per node).
@@ -47,23 +48,33 @@ StrategyOutput run_node(const CommMatrix& m, const PlanOptions& o, PassRunner& p
   // win when the NIC is the bottleneck anyway (MPI Advance's locality-aware alltoall splits a node
   // into groups of 4). The network model prices each (ir/network_sim.h), and the cheapest is
   // kept; ties to the larger.
+  // With two steps, each group size both plain and alternating (passes/node_aggregate.h: half the
+  // node pairs gathered first, so that the network is busy in both phases); ties to plain.
   Rank chosen = per;
+  bool alternated = false;
   out.schedule = passes.run(Pass::node_aggregate, [&] {
     Schedule best;
     double best_s = 0;
+    bool first = true;
     for (Rank group = per; group >= 2; group /= 2) {
-      Schedule s = node_aggregate(m, NodeGroups(o.topology, m.ranks, group), direct_from, steps, ride_below);
-      const double cost = plan_estimate_s(lower(s, m), m, o.cost, o.topology);
-      if (group == per || cost < best_s) {
-        best = std::move(s);
-        best_s = cost;
-        chosen = group;
+      for (const bool alternate : {false, true}) {
+        if (alternate && steps != NodeSteps::two) continue;
+        Schedule s = node_aggregate(m, NodeGroups(o.topology, m.ranks, group), direct_from, steps, ride_below, alternate);
+        const double cost = plan_estimate_s(lower(s, m), m, o.cost, o.topology);
+        if (first || cost < best_s) {
+          best = std::move(s);
+          best_s = cost;
+          chosen = group;
+          alternated = alternate;
+          first = false;
+        }
       }
       if (group % 2 != 0) break;
     }
     return best;
   });
   out.options["group"] = chosen;
+  if (steps == NodeSteps::two) out.options["alternate"] = alternated;
   return out;
 }
 

@@ -267,3 +267,31 @@ TEST_CASE("strategy node: the aggregation group is the node or a half, quarter, 
     if (per == 16) CHECK(group < per);
   }
 }
+
+TEST_CASE("strategy node: two steps try every group plain and alternating and keep the cheapest under the network model") {
+  // Dense 256 B on 8 hosts of 16 ranks: alternating keeps the network busy while the ranks forward
+  // inside their host, and the model prices it lower than plain two steps at every group size.
+  PlanOptions o;
+  o.strategy = "node";
+  o.steps = 2;
+  o.cost.bandwidth_Bps = 1.25e10;
+  o.topology = Topology::parse("fattree:2;4,2;1,2;1,1+node16");
+  const CommMatrix m = gen_uniform(128, 127, 256, 1);
+  const Plan plan = make_plan(m, o);
+  CHECK(plan.manifest.options.value("alternate", false));
+  const Rank group = plan.manifest.options.value("group", 0);
+  const Bytes direct_from = plan.manifest.options.value("direct_from", Bytes{0}), ride = plan.manifest.options.value("ride_below", Bytes{0});
+  double plain_best = 0;
+  for (Rank g = 16; g >= 2; g /= 2)
+    for (const bool alternate : {false, true}) {
+      const double e = plan_estimate_s(lower(node_aggregate(m, NodeGroups(o.topology, m.ranks, g), direct_from, NodeSteps::two, ride, alternate), m),
+                                       m, o.cost, o.topology);
+      if (g == group && alternate) CHECK(e == plan.manifest.cost.estimate_s);
+      else CHECK(e >= plan.manifest.cost.estimate_s);
+      if (!alternate && (plain_best == 0 || e < plain_best)) plain_best = e;
+    }
+  CHECK(plan.manifest.cost.estimate_s < 0.9 * plain_best);
+  // Three steps have no alternating form: the manifest says nothing of it.
+  o.steps = 3;
+  CHECK_FALSE(make_plan(m, o).manifest.options.contains("alternate"));
+}
