@@ -154,17 +154,17 @@ Schedule node_aggregate(const CommMatrix& m, const NodeGroups& groups, Bytes dir
       s.transfers.push_back({network, i, j, piece});
       return;
     }
-    // a speaks for from_node to to_node, c listens on to_node.
-    const std::span<const Rank> dst = groups.members(to_node);
     if (two && alternate && (from_node + to_node) % 2 == 1) {
-      // Gathered first: i -> a, the rank of i's node with j's local index (modulo n_A), which
-      // sends to j.
+      // Gathered first: i -> a, the rank of i's node with j's local index (modulo n_A), in the
+      // first phase; a -> j over the network in the second (two steps: the scatter phase).
       const std::span<const Rank> src = groups.members(from_node);
       const Rank a = src[static_cast<std::size_t>(groups.local(j)) % src.size()];
-      if (i != a) s.transfers.push_back({0, i, a, piece});
-      s.transfers.push_back({1, a, j, piece});
+      if (i != a) s.transfers.push_back({gather, i, a, piece});
+      s.transfers.push_back({scatter, a, j, piece});
       return;
     }
+    // a speaks for from_node to to_node, c listens on to_node.
+    const std::span<const Rank> dst = groups.members(to_node);
     const auto [a, c] = two ? std::pair{i, dst[static_cast<std::size_t>(groups.local(i)) % dst.size()]} : agents->of(from_node, to_node);
     if (i != a) s.transfers.push_back({gather, i, a, piece});
     s.transfers.push_back({network, a, c, piece});
