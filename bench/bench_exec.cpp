@@ -6,7 +6,8 @@
 //
 // Under each case the plan's estimate is printed beside the executor's measured time: the network
 // model's, priced with the figures of a machine file (commfit-calibrate's, --machine) or the
-// defaults.
+// defaults, on the job's nodes as in-job planning finds them (runtime::detect_nodes: one node
+// holding more ranks than the file's cores shares them).
 //
 // Cases: dense (every rank sends to every other rank) and sparse (every rank sends to and
 // receives from `degree` random ranks, Ranka-Wang §7.1's uniform pattern), each message of the
@@ -18,6 +19,7 @@
 #include "backends/exec/commfit_exec.hpp"
 #include "bench/mpi_timing.h"
 #include "planner/machine_file.h"
+#include "runtime/in_job.hpp"
 #include "planner/pipeline.h"
 #include "workloads/generators.h"
 
@@ -102,6 +104,7 @@ int main(int argc, char** argv) {
       PlanOptions po;
       if (std::strcmp(pattern, "dense 2-stage") == 0) po.strategy = "two-stage";
       if (machine) apply_machine_file(*machine, po, {});
+      po.topology = runtime::detect_nodes(MPI_COMM_WORLD, po.cost.network.cores_per_node);   // as in-job planning sees the job
       const Plan plan = make_plan(m, po);
       std::vector<int> sc(size), sd(size), rc(size), rd(size);
       int stotal = 0, rtotal = 0;

@@ -6,6 +6,7 @@
 
 #include "ir/types.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,12 @@ struct NetworkOptions {
   // intra_bandwidth_Bps <= 0: the network's bandwidth.
   double intra_latency_s = 0;
   double intra_bandwidth_Bps = 7.04e9;
+  // The cores a node's ranks run on (commfit-calibrate finds them); 0: not known. A node holding
+  // more ranks than that is oversubscribed: its ranks take turns on the cores, and as shared
+  // memory moves bytes with the ranks' CPUs, the messages inside it together flow at up to
+  // cores_per_node x intra_bandwidth_Bps (max-min shared). Without +nodeN every rank is a node of
+  // its own and nothing is shared.
+  std::uint32_t cores_per_node = 0;
 };
 
 }  // namespace commfit

@@ -132,6 +132,16 @@ class Simulation {
     const std::size_t nodes = static_cast<std::size_t>(topo_.node_slots(ranks_));
     ib_.reset(nodes, net_.ib);
     resource_count_ = 2 * static_cast<std::int64_t>(p) + (topo_.kind() == Topology::Kind::full ? 0 : topo_.link_count());
+    // Oversubscribed nodes (more ranks than cores): their messages inside share one more resource
+    // each, the node's cores, numbered after the ports and links.
+    shared_cores_.assign(nodes, 0);
+    if (net_.cores_per_node > 0 && ranks_per_node_ > 1) {
+      std::vector<std::int64_t> held(nodes, 0);
+      for (Rank r = 0; r < ranks_; ++r) ++held[static_cast<std::size_t>(node(r).value())];
+      cores_base_ = resource_count_;
+      for (std::size_t v = 0; v < nodes; ++v) shared_cores_[v] = held[v] > static_cast<std::int64_t>(net_.cores_per_node);
+      resource_count_ += static_cast<std::int64_t>(nodes);
+    }
     resource_flows_.assign(static_cast<std::size_t>(resource_count_), {});
     std::vector<double> capacity(static_cast<std::size_t>(resource_count_));
     for (std::int32_t q = 0; q < resource_count_; ++q) capacity[static_cast<std::size_t>(q)] = this->capacity(q);
@@ -224,7 +234,11 @@ class Simulation {
     std::vector<std::int32_t>& res = flow_resources_[f];
     if (!res.empty()) return res;
     const PlanMessage& m = messages_[f];
-    if (local(f)) return res;
+    if (local(f)) {   // the node's cores when they are shared, else nothing
+      const auto v = static_cast<std::size_t>(node(m.from).value());
+      if (shared_cores_[v]) res.push_back(static_cast<std::int32_t>(cores_base_ + static_cast<std::int64_t>(v)));
+      return res;
+    }
     if (topo_.kind() == Topology::Kind::full) {
       res.push_back(node(m.from).value());   // a node's ports: injection n, ejection p + n
       res.push_back(ranks_ + node(m.to).value());
@@ -301,8 +315,10 @@ class Simulation {
     if (flow_finishes_.size() > 2 * moving_flows_ + 4096) flow_finishes_.drop_stale(finish_version_);
   }
 
-  // A resource's capacity: a rank's port, or a link (a bundle of width cables).
+  // A resource's capacity: a rank's port, a link (a bundle of width cables), or an oversubscribed
+  // node's cores.
   double capacity(std::int32_t q) const {
+    if (cores_base_ >= 0 && q >= cores_base_) return static_cast<double>(net_.cores_per_node) * intra_bandwidth_;
     return q < 2 * ranks_ ? bandwidth_ : bandwidth_ * topo_.link_width(Link{q - 2 * static_cast<std::int64_t>(ranks_)});
   }
 
@@ -311,6 +327,10 @@ class Simulation {
   double bandwidth_, latency_ = 0, intra_latency_ = 0, intra_bandwidth_ = 0;
   Rank ranks_per_node_ = 1;
   NetworkOptions net_;
+  // Per node: 1 when it holds more ranks than cores (NetworkOptions::cores_per_node); the first
+  // such resource's number (-1: none).
+  std::vector<std::uint8_t> shared_cores_;
+  std::int64_t cores_base_ = -1;
   Rank ranks_ = 0;
   std::vector<PlanMessage> messages_;
 

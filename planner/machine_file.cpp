@@ -66,6 +66,10 @@ MachineFile parse_machine_file(std::string_view text, const std::string& path) {
   m.rtt_weight_bytes = f.maybe_number("rtt_weight_bytes", 0);
   m.intra_latency_s = f.maybe_number("intra_latency_s", 0);
   m.intra_bandwidth_Bps = positive("intra_bandwidth_Bps");
+  if (const auto cores = f.maybe_uint("cores_per_node")) {
+    if (*cores < 1 || *cores > (1u << 20)) f.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20, got " + std::to_string(*cores));
+    m.cores_per_node = static_cast<std::uint32_t>(*cores);
+  }
   // How the figures were found (commfit-calibrate's measurements and fit): kept in the file for
   // people, not read.
   if (const auto* c = f.maybe("calibration"); c && !c->is_object()) f.fail("calibration", "expected an object");
@@ -89,6 +93,7 @@ void apply_machine_file(const MachineFile& m, PlanOptions& o, std::span<const st
   set("rtt-weight", m.rtt_weight_bytes, net.rtt_weight_bytes);
   set("intra-latency", m.intra_latency_s, net.intra_latency_s);
   set("intra-bandwidth", m.intra_bandwidth_Bps, net.intra_bandwidth_Bps);
+  set("cores-per-node", m.cores_per_node, net.cores_per_node);
   o.machine = m.name.empty() ? m.path : m.path + " (" + m.name + ")";
 }
 
@@ -102,6 +107,8 @@ std::string machine_line(const PlanOptions& o) {
   if (o.topology.ranks_per_node() > 1)
     line += ", intra-node " + human_seconds(net.intra_latency_s) + " at " +
             human_rate(net.intra_bandwidth_Bps > 0 ? net.intra_bandwidth_Bps : o.cost.bandwidth_Bps);
+  if (o.topology.ranks_per_node() > 1 && net.cores_per_node > 0 && static_cast<std::uint32_t>(o.topology.ranks_per_node()) > net.cores_per_node)
+    line += ", " + std::to_string(o.topology.ranks_per_node()) + " ranks on " + std::to_string(net.cores_per_node) + " cores a node";
   return line;
 }
 

@@ -171,6 +171,17 @@ const PlanOptionEntry kOptions[] = {
        return std::string();
      },
      nullptr},
+    {"cores-per-node", "N",
+     "With +nodeN: the cores a node's ranks run on; a node holding more ranks shares N x the intra-node rate among the messages "
+     "inside it (default 0: not known, nothing shared)",
+     std::nullopt,
+     [](PlanOptions& o, const std::string& v) {
+       unsigned n = 0;
+       if (!whole(v, n).empty() || n > (1u << 20)) return std::string("expected a whole number of cores up to 2^20");
+       o.cost.network.cores_per_node = n;
+       return std::string();
+     },
+     nullptr},
 };
 
 }  // namespace

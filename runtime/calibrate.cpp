@@ -46,7 +46,9 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -287,6 +289,36 @@ std::string percent(double x) {
   return buf;
 }
 
+// The cores this node's ranks may run on, whatever the MPI library bound each rank to: the CPUs
+// of the process's cgroup cpuset (cgroup v2's cpuset.cpus.effective), else the processors online.
+int node_cores() {
+  int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  std::ifstream cgroup("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cgroup, line)) {
+    if (line.rfind("0::", 0) != 0) continue;
+    std::ifstream cpus("/sys/fs/cgroup" + line.substr(3) + "/cpuset.cpus.effective");
+    std::string list;
+    if (!std::getline(cpus, list) || list.empty()) break;
+    // "0-3,8,10-11": ranges and single CPUs.
+    int counted = 0;
+    std::istringstream parts(list);
+    for (std::string part; std::getline(parts, part, ',');) {
+      const auto dash = part.find('-');
+      try {
+        const int lo = std::stoi(part.substr(0, dash)), hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+        if (hi >= lo) counted += hi - lo + 1;
+      } catch (const std::exception&) {
+        counted = 0;
+        break;
+      }
+    }
+    if (counted > 0) cores = std::min(cores > 0 ? cores : counted, counted);
+    break;
+  }
+  return std::max(1, cores);
+}
+
 int run(const Settings& s) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -296,7 +328,13 @@ int run(const Settings& s) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   int leader = rank;
   MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
+  // The fewest cores of any node, and the most ranks any node holds here.
+  int cores = node_cores(), most_ranks = node_size;
+  MPI_Allreduce(MPI_IN_PLACE, &cores, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &most_ranks, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   std::vector<int> leaders(static_cast<std::size_t>(size));
   MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
   std::vector<int> heads;   // the first rank of every node but rank 0's
@@ -338,6 +376,14 @@ int run(const Settings& s) {
     if (rank == 0) std::printf("commfit-calibrate: %s\n", line.c_str());
   };
   say(std::to_string(size) + " ranks on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes"));
+#ifndef SMPI_H
+  // The cores of a node (under SimGrid a host's shared memory is not shared out: none recorded).
+  machine["cores_per_node"] = cores;
+  calibration["ranks_per_node"] = most_ranks;
+  say(std::to_string(cores) + (cores == 1 ? " core" : " cores") + " a node" +
+      (most_ranks > cores ? ", " + std::to_string(most_ranks) + " ranks on one: they share its cores"
+                          : ""));
+#endif
 
   // Inside a node.
   std::optional<commfit::PingPongFit> intra;
@@ -462,8 +508,9 @@ int run(const Settings& s) {
           commfit::human_seconds(by_route) + "): " + (weighted ? "shares by route latency" : "equal shares"));
     }
   }
-  if (intra && inter) {
-    // Inside a node the model adds intra_latency_s to both ends' overheads.
+  if (intra) {
+    // Inside a node the model adds intra_latency_s to both ends' overheads. On one node these are
+    // tau and the bandwidth again, for plans made with the job's nodes (+nodeN, in-job planning).
     machine["intra_latency_s"] = std::max(0.0, intra->small.start_s - 2 * overhead);
     machine["intra_bandwidth_Bps"] = intra->large.bandwidth_Bps;
   }
@@ -527,7 +574,8 @@ int run(const Settings& s) {
   // Keys in the schema's order: what the reader checks first.
   json ordered;
   for (const char* key : {"format", "version", "name", "network", "tau_s", "bandwidth_Bps", "overhead_s", "eager_limit", "ib_factors",
-                          "link_latency_s", "window_bytes", "rtt_weight_bytes", "intra_latency_s", "intra_bandwidth_Bps", "calibration"})
+                          "link_latency_s", "window_bytes", "rtt_weight_bytes", "intra_latency_s", "intra_bandwidth_Bps", "cores_per_node",
+                          "calibration"})
     if (machine.contains(key)) ordered[key] = machine[key];
   int failed = 0;
   if (rank == 0) {

@@ -259,7 +259,7 @@ CommMatrix gather_matrix(MPI_Comm comm, const std::int64_t* sendbytes, const std
   return m;
 }
 
-Topology detect_nodes(MPI_Comm comm) {
+Topology detect_nodes(MPI_Comm comm, std::uint32_t cores_per_node) {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -270,6 +270,9 @@ Topology detect_nodes(MPI_Comm comm) {
   std::vector<Rank> firsts(static_cast<std::size_t>(size));
   const Rank mine = first;
   MPI_Allgather(&mine, 1, MPI_INT32_T, firsts.data(), 1, MPI_INT32_T, comm);
+  // One node holding more ranks than cores: its ranks share its memory and its cores.
+  if (cores_per_node > 0 && size > static_cast<int>(cores_per_node) && std::all_of(firsts.begin(), firsts.end(), [](Rank f) { return f == 0; }))
+    return Topology::parse("full+node" + std::to_string(size));
   return placement_machine(firsts);
 }
 
@@ -350,7 +353,7 @@ PlanningJob::PlanningJob(MPI_Comm user_comm, const std::int64_t* sendbytes, cons
                                          : "");
   st.m = gather_matrix(comm, sendbytes, recvbytes, st.root);
   // A machine given in options.plan (C++ callers fill it directly) is kept as given.
-  st.nodes = options.detect_nodes && options.plan.topology == Topology() ? detect_nodes(comm) : Topology();
+  st.nodes = options.detect_nodes && options.plan.topology == Topology() ? detect_nodes(comm, options.plan.cost.network.cores_per_node) : Topology();
   if (st.rank != st.root) {
     st.done = true;
   } else if (background) {

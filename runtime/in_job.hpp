@@ -34,12 +34,20 @@ struct InJobOptions {
   // No topology given (the "topology" key clears it, and a plan.topology other than full is kept):
   // the ranks that share memory
   // (MPI_Comm_split_type SHARED) are asked for; when they sit on two or more nodes in blocks of
-  // N consecutive ranks (the last block may be smaller), the plan's machine is full+nodeN.
+  // N consecutive ranks (the last block may be smaller), the plan's machine is full+nodeN
+  // (detect_nodes below).
   bool detect_nodes = true;
   // The keys set_in_job_option was given: a strategy option the strategy does not read
   // (algorithm=rs_n under strategy=bounded) is refused, as on the command line.
   std::vector<std::string> given;
 };
+
+// Collective: the machine of `comm`'s ranks as MPI places them, for planning (what detect_nodes
+// above plans with): the ranks that share memory (MPI_Comm_split_type SHARED) make the nodes,
+// full+nodeN or a node map when they sit on two or more; on one node, full+nodeP when it holds
+// more ranks P than `cores_per_node` (NetworkOptions: they share its cores), else the crossbar
+// (Topology(): each rank its own port).
+Topology detect_nodes(MPI_Comm comm, std::uint32_t cores_per_node);
 
 // Options from "key=value" words separated by blanks (the C and Fortran bindings and the PMPI
 // interposer's COMMFIT_* variables use the same keys): strategy, algorithm, variant, method,

@@ -117,6 +117,42 @@ TEST_CASE("network_sim_ranks_of_a_node_share_its_nic_and_talk_through_its_memory
   CHECK(network_lower_bound_s(fan, c, quads, false) <= time(fan, quads));
 }
 
+TEST_CASE("network_sim_ranks_of_an_oversubscribed_node_share_its_cores") {
+  // Four ranks on one node, a ring of 100000 B (rendezvous) inside it: four messages at once.
+  NetworkOptions n;
+  n.intra_bandwidth_Bps = 2e9;
+  n.intra_latency_s = 0.5e-6;
+  const Topology quad = Topology::parse("full+node4");
+  const CommMatrix ring = make_matrix(4, {{0, 1, 100000}, {1, 2, 100000}, {2, 3, 100000}, {3, 0, 100000}});
+  auto time = [&](std::uint32_t cores, const CommMatrix& m, const Topology& topo) {
+    NetworkOptions net = n;
+    net.cores_per_node = cores;
+    const SimResult r = simulate_plan(one_phase(m), kTau, kBw, net, topo);
+    REQUIRE(r.simulated);
+    return r.seconds;
+  };
+  // Cores unknown, or as many as ranks: each message alone at 2 GB/s (post 1 us, 0.5 us, 50 us).
+  CHECK(time(0, ring, quad) == doctest::Approx(51.5e-6));
+  CHECK(time(4, ring, quad) == doctest::Approx(51.5e-6));
+  // Two cores: the four share 2 x 2 GB/s, 1 GB/s each: 100 us of bytes.
+  CHECK(time(2, ring, quad) == doctest::Approx(101.5e-6));
+  // Three: 1.5 GB/s each.
+  CHECK(time(3, ring, quad) == doctest::Approx(1.5e-6 + 100000 / 1.5e9));
+  // One message alone on an oversubscribed node is not slowed (one core moves it).
+  CHECK(time(2, make_matrix(4, {{0, 1, 100000}}), quad) == doctest::Approx(51.5e-6));
+  // Only the oversubscribed node: full+node2 holds two ranks a node, two cores each: no sharing;
+  // with one core a node, the two messages inside node 0 (0 -> 1, 1 -> 0) share 2 GB/s.
+  const Topology pairs = Topology::parse("full+node2");
+  const CommMatrix swap = make_matrix(4, {{0, 1, 100000}, {1, 0, 100000}});
+  CHECK(time(2, swap, pairs) == doctest::Approx(51.5e-6));
+  CHECK(time(1, swap, pairs) == doctest::Approx(101.5e-6));
+  // Without +nodeN a rank is a node: nothing is shared.
+  CHECK(time(1, ring, Topology()) == doctest::Approx(time(0, ring, Topology())));
+  // The bound stays below.
+  const CostOptions c{.tau_s = kTau, .bandwidth_Bps = kBw, .network = NetworkOptions{.intra_bandwidth_Bps = 2e9, .cores_per_node = 2}};
+  CHECK(network_lower_bound_s(ring, c, quad, false) <= time(2, ring, quad));
+}
+
 TEST_CASE("the_bound_under_ib_is_a_nodes_flows_at_bandwidth_over_be") {
   // An incast: 8 senders of 100 kB each into rank 0. Under flow its port takes 800 kB at 1 GB/s;
   // under ib, 8 flows in are each penalised 8 Be, so they share bandwidth / Be at most: the

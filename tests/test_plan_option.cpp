@@ -21,7 +21,7 @@ TEST_CASE("set_plan_option: every key sets its field") {
       {"topology", "torus:2x2x2"}, {"seed", "9"},           {"tau", "3us"},            {"bandwidth", "12.5GB/s"},
       {"network", "ib"},         {"ib-factors", "0.9,0.8,1.2"}, {"overhead", "500ns"}, {"eager-limit", "4KiB"},
       {"link-latency", "100ns"}, {"window", "4MiB"},        {"rtt-weight", "8775"},    {"intra-latency", "200ns"},
-      {"intra-bandwidth", "5GB/s"}};
+      {"intra-bandwidth", "5GB/s"}, {"cores-per-node", "2"}};
   std::set<std::string> set_keys;
   for (const auto& setting : settings) {   // no structured binding: doctest's macros capture it
     const std::string key = setting.first;
@@ -55,6 +55,7 @@ TEST_CASE("set_plan_option: every key sets its field") {
   CHECK(n.rtt_weight_bytes == 8775);
   CHECK(n.intra_latency_s == doctest::Approx(2e-7));
   CHECK(n.intra_bandwidth_Bps == doctest::Approx(5e9));
+  CHECK(n.cores_per_node == 2);
   CHECK_NOTHROW(check_plan_options(o));
 }
 
@@ -76,6 +77,8 @@ TEST_CASE("set_plan_option: a value of the wrong kind is refused, naming it; oth
   CHECK(refused("seed", "") == "seed=: expected a whole number");
   CHECK(refused("window", "inf").starts_with("window=inf: expected a size"));
   CHECK(refused("intra-bandwidth", "0").starts_with("intra-bandwidth=0: expected a rate above 0"));
+  CHECK(refused("cores-per-node", "two") == "cores-per-node=two: expected a whole number of cores up to 2^20");
+  CHECK(refused("cores-per-node", "2000000") == "cores-per-node=2000000: expected a whole number of cores up to 2^20");
   CHECK(refused("seed", "12abc") == "seed=12abc: expected a whole number");
   CHECK(refused("concurrency", "eight") == "concurrency=eight: expected a whole number below 2^32");
   CHECK(refused("steps", "4294967296") == "steps=4294967296: expected a whole number below 2^32");
