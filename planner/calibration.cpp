@@ -181,7 +181,8 @@ double first_arrival_s(Bytes bytes, int near_links, int far_links, const SharedL
   const double latency[2] = {near_links * link.link_latency_s, far_links * link.link_latency_s};
   double cap[2], weight[2], rate[2];
   for (int k = 0; k < 2; ++k) {
-    cap[k] = link.window_bytes > 0 && latency[k] > 0 ? link.window_bytes / (2 * latency[k]) : INFINITY;
+    const double bound = link.window_bytes > 0 && latency[k] > 0 ? std::min(link.bandwidth_Bps, link.window_bytes / (2 * latency[k])) : link.bandwidth_Bps;
+    cap[k] = bound / std::max(1.0, link.penalty);
     weight[k] = by_route && latency[k] > 0 ? 1 / latency[k] : 1;
   }
   // Weighted max-min on the one link: a flow held below its share by its cap leaves the rest to

@@ -70,12 +70,15 @@ std::optional<double> fit_window(Bytes bytes, double one_way_s, double start_s, 
 // base_s + links x link_latency_s and each flow's rate at most window / (2 x its route's latency)
 // (window 0: no bound), the link shared equally (max-min) or in proportion to 1 / route latency
 // (`by_route`: SimGrid's RTT weighting, NetworkOptions::rtt_weight_bytes 0; any weight gives the
-// same shares when every link of both routes has the same bandwidth).
+// same shares when every link of both routes has the same bandwidth). `penalty` divides each
+// flow's bound (the bandwidth, or the window's): under the InfiniBand model two flows into one node
+// from two senders pay 2 Be each (ir/ib_penalties.h).
 struct SharedLink {
   double base_s = 0;
   double link_latency_s = 0;
   double bandwidth_Bps = 0;
   double window_bytes = 0;
+  double penalty = 1;
 };
 double first_arrival_s(Bytes bytes, int near_links, int far_links, const SharedLink& link, bool by_route);
 

@@ -404,6 +404,33 @@ int run(const Settings& s) {
   std::optional<commfit::Topology> topology;
   if (!s.topology.empty()) topology = commfit::Topology::parse(s.topology);
   std::optional<commfit::RouteFit> route;
+  // Flows that share a link: equal shares, or shares by route latency (SimGrid's RTT weighting,
+  // NetworkOptions::rtt_weight_bytes): the rule whose prediction of the first arrival is nearer
+  // the measured one, with the network model's penalty (under IB, two flows into one node pay
+  // 2 Be each, which caps the near flow's share).
+  struct SharedTrial {
+    Sample first;
+    commfit::SharedLink link;
+    int near_links = 0, far_links = 0;
+    Bytes bytes = 0;
+  };
+  std::optional<SharedTrial> shared;
+  const auto decide_shares = [&](double penalty = 1) {
+    shared->link.penalty = penalty;
+    const double equal = commfit::first_arrival_s(shared->bytes, shared->near_links, shared->far_links, shared->link, false);
+    const double by_route = commfit::first_arrival_s(shared->bytes, shared->near_links, shared->far_links, shared->link, true);
+    const double measured = shared->first.median;
+    const bool weighted = std::abs(std::log(measured / by_route)) < std::abs(std::log(measured / equal));
+    json& row = calibration["shared_link"];
+    row["equal_shares_s"] = equal, row["shares_by_route_s"] = by_route, row["penalty"] = penalty;
+    if (weighted) machine["rtt_weight_bytes"] = 0.0;
+    else machine.erase("rtt_weight_bytes");
+    say("two flows into one node over one link, from " + std::to_string(shared->near_links) + " and " + std::to_string(shared->far_links) +
+        " links: the first arrives in " + commfit::human_seconds(measured) + " (equal shares " + commfit::human_seconds(equal) +
+        ", shares by route latency " + commfit::human_seconds(by_route) + (penalty > 1 ? ", each flow's bound over " + std::to_string(penalty).substr(0, 5) : std::string()) +
+        "): " + (weighted ? "shares by route latency" : "equal shares"));
+    return weighted;
+  };
   int longest_rank = -1, longest_links = 0, nearest_rank = -1, nearest_links = 0, sharing_rank = -1, sharing_links = 0;
   if (!heads.empty()) {
     std::vector<std::pair<double, int>> times;
@@ -495,17 +522,10 @@ int run(const Settings& s) {
     if (nearest_links < sharing_links) {
       const Sample first = first_of_two(nearest_rank, sharing_rank, big, s, rank);
       const double w = machine.contains("window_bytes") ? machine["window_bytes"].get<double>() : 0;
-      const commfit::SharedLink link{route->base_s, route->link_latency_s, bandwidth, w};
-      const double equal = commfit::first_arrival_s(big, nearest_links, sharing_links, link, false);
-      const double by_route = commfit::first_arrival_s(big, nearest_links, sharing_links, link, true);
-      const bool weighted = std::abs(std::log(first.median / by_route)) < std::abs(std::log(first.median / equal));
+      shared = SharedTrial{first, {route->base_s, route->link_latency_s, bandwidth, w}, nearest_links, sharing_links, big};
       calibration["shared_link"] = {{"ranks", {nearest_rank, sharing_rank}}, {"links", {nearest_links, sharing_links}}, {"bytes", big},
-                                    {"first_arrival_s", first.median}, {"spread", first.spread}, {"equal_shares_s", equal},
-                                    {"shares_by_route_s", by_route}};
-      if (weighted) machine["rtt_weight_bytes"] = 0.0;
-      say("two flows into one node over one link, from " + std::to_string(nearest_links) + " and " + std::to_string(sharing_links) + " links: the first arrives in " +
-          commfit::human_seconds(first.median) + " (equal shares " + commfit::human_seconds(equal) + ", shares by route latency " +
-          commfit::human_seconds(by_route) + "): " + (weighted ? "shares by route latency" : "equal shares"));
+                                    {"first_arrival_s", first.median}, {"spread", first.spread}};
+      decide_shares();
     }
   }
   if (intra) {
@@ -546,10 +566,20 @@ int run(const Settings& s) {
       place.ranks = size;
       place.topology = *topology;
     }
-    const double flow_error = commfit::model_error(trials, place, tau, bandwidth, flow);
-    const commfit::IbFit ib = commfit::fit_ib_factors(trials, place, tau, bandwidth, flow);
+    double flow_error = commfit::model_error(trials, place, tau, bandwidth, flow);
+    commfit::IbFit ib = commfit::fit_ib_factors(trials, place, tau, bandwidth, flow);
     // The InfiniBand model when its penalties explain the flows clearly better.
     if (ib.error < flow_error / 1.5) model = "ib";
+    // Under it the two flows of the shared link pay its penalty: the shares are decided again with
+    // it, and when the rule changes the factors are fitted again under the new one.
+    if (model == "ib" && shared && 2 * ib.factors.be > 1) {
+      const bool before = flow.rtt_weight_bytes >= 0;
+      if (decide_shares(2 * ib.factors.be) != before) {
+        flow.rtt_weight_bytes = before ? -1 : 0;
+        flow_error = commfit::model_error(trials, place, tau, bandwidth, flow);
+        ib = commfit::fit_ib_factors(trials, place, tau, bandwidth, flow);
+      }
+    }
     for (std::size_t k = 0; k < trials.size(); ++k) {
       rows[k]["flow_model_s"] = commfit::model_trial_s(trials[k], place, tau, bandwidth, flow);
       commfit::NetworkOptions with = flow;

@@ -134,4 +134,15 @@ TEST_CASE("two flows on one link: the first arrives by the shares each rule give
   link.window_bytes = 7000;
   CHECK(commfit::first_arrival_s(1 << 20, 1, 7, link, false) == doctest::Approx(1.25e-6 + b / 8e9));
   CHECK(commfit::first_arrival_s(1 << 20, 1, 7, link, true) == doctest::Approx(1.25e-6 + b / 8.75e9));
+  // Under the InfiniBand model two flows into one node pay 2 Be (1.93) each: no flow above
+  // 10 / 1.93 GB/s. Equal shares (5 GB/s) stay under that bound; by route latency the near flow's
+  // 7.5 GB/s is cut to it, so the two rules come close, and a measurement near the bound is
+  // shares by route latency, which the unpenalised rules would call equal shares.
+  link.window_bytes = 0;
+  link.penalty = 2 * 0.965;
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 3, link, false) == doctest::Approx(1.25e-6 + b / 5e9));
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 3, link, true) == doctest::Approx(1.25e-6 + b / (1e10 / 1.93)));
+  // A penalty below 1 is no penalty (a bound is never raised).
+  link.penalty = 0.5;
+  CHECK(commfit::first_arrival_s(1 << 20, 1, 3, link, true) == doctest::Approx(1.25e-6 + b / 7.5e9));
 }
