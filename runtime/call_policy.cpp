@@ -47,20 +47,17 @@ bool CallPolicy::budget_spent(const PatternRecord& p, bool has_plan, bool model,
 
 Path CallPolicy::lagged_path(bool agreement_open, bool has_plan) const {
   // The call the next agreement is on is the one timed: it runs the trial.
-  const Trial trial = !agreement_open && lag_skip_ == 0 && lagged_calls_ >= 3 ? trial_ : Trial::none;
+  const Trial trial = agreement_due(agreement_open) ? trial_ : Trial::none;
   if (trial == Trial::mpi) return Path::mpi;
   if (trial == Trial::direct || (!has_plan && use_direct_)) return Path::direct;
   return has_plan ? Path::plan : Path::mpi;
 }
 
 bool CallPolicy::lagged_call_done(bool agreement_open) {
+  const bool due = agreement_due(agreement_open);   // counted as it was before this call
   ++window_calls_, ++lagged_calls_;
-  if (agreement_open) return false;   // the agreement under way takes its next step in the next call
-  if (lag_skip_ > 0) {
-    --lag_skip_;
-    return false;
-  }
-  return lagged_calls_ >= 4;
+  if (!agreement_open && lag_skip_ > 0) --lag_skip_;   // a call of the gap
+  return due;
 }
 
 double CallPolicy::take_window() {

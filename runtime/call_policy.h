@@ -119,6 +119,9 @@ class CallPolicy {
   // last agreement chose; the others a plan when there is one, else the faster of MPI and the
   // direct exchange (the direct exchange until both are timed).
   Path lagged_path(bool agreement_open, bool has_plan) const;
+  // True when the next agreement is on the coming call (the one lagged_call_done then reports):
+  // the call that is timed.
+  bool agreement_due(bool agreement_open) const { return !agreement_open && lag_skip_ == 0 && lagged_calls_ >= 3; }
   // After a call on the lagged path: counts it; true when the next agreement is on it (the call
   // then starts it). Not while one is under way, nor on the calls the gap skips, nor on a
   // communicator's first three calls (one used for a few calls pays no agreement).

@@ -241,6 +241,19 @@ struct CommState {
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
   std::vector<std::int64_t> sized[4];            // a sized call's send and receive bytes and byte displacements
   std::vector<char> packed_send, packed_recv;    // non-contiguous datatypes, packed and unpacked around a replay
+  // The lagged path's calls and their time since they were last added to `totals` (whose atomic
+  // sums other communicators' threads add to as well): added at each agreement and when the
+  // communicator is retired, not on every call.
+  struct Tally {
+    double calls = 0, to_mpi = 0, direct = 0, replayed = 0, from_file = 0, call_seconds = 0;
+  } tally;
+  void add_tally() {
+    if (tally.calls == 0 && tally.call_seconds == 0) return;
+    totals.calls += tally.calls, totals.to_mpi += tally.to_mpi, totals.direct += tally.direct;
+    totals.replayed += tally.replayed, totals.at_once += tally.replayed, totals.from_file += tally.from_file;
+    totals.call_seconds += tally.call_seconds;
+    tally = Tally{};
+  }
   bool over_budget() const { return policy.over_budget(totals.plan_seconds, totals.call_seconds); }
 };
 
@@ -256,7 +269,7 @@ struct CallClock {
   ~CallClock() {
     const double t = std::max(0.0, PMPI_Wtime() - start - planning);
     s->policy.called(t);
-    totals.call_seconds += t;
+    s->tally.call_seconds += t;
   }
 };
 
@@ -267,6 +280,7 @@ MPI_Op fold_op = MPI_OP_NULL;
 void retire(CommState* s) {
   s->agreement.reset();   // waits for an agreement still under way (every rank has it)
   s->job.reset();         // and for a plan being made (the root's thread)
+  s->add_tally();
   for (auto& [sig, p] : s->patterns) {
     // Time saved: the plan's replays against MPI's time per call on the same pattern. (Not the
     // direct exchange's calls: they run where the samples are closest, and on an oversubscribed
@@ -948,25 +962,26 @@ template <class ToMpi>
 int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, std::int64_t sstride,
                     MPI_Datatype stype, void* recvbuf, const int* rcounts, const int* rdispls, std::int64_t rstride, MPI_Datatype rtype,
                     ToMpi to_mpi) {
-  const double t = PMPI_Wtime();
-  int rc = MPI_SUCCESS;
   // What every rank runs (CallPolicy::lagged_path): the call the next agreement is on is the one
   // timed, and runs the policy's trial.
+  const bool timed = s->policy.agreement_due(s->lag_open);
+  const double t = timed ? PMPI_Wtime() : 0;
+  int rc = MPI_SUCCESS;
   const commfit::pmpi::Path path = s->policy.lagged_path(s->lag_open, s->current != nullptr);
   Executor* ran = path == commfit::pmpi::Path::direct ? direct_exchange(comm, s) : path == commfit::pmpi::Path::plan ? s->current : nullptr;
   if (ran) {
     replay_sized(comm, s, *ran, sendbuf, scounts, sdispls, sstride, stype, recvbuf, rcounts, rdispls, rstride, rtype);
     if (ran == s->direct.get()) {
-      ++totals.direct;
+      ++s->tally.direct;
     } else {
-      ++totals.replayed, ++totals.at_once;
-      if (!s->current_pattern) ++totals.from_file;
+      ++s->tally.replayed;
+      if (!s->current_pattern) ++s->tally.from_file;
     }
   } else {
     rc = to_mpi();
-    ++totals.to_mpi;
+    ++s->tally.to_mpi;
   }
-  const double took = PMPI_Wtime() - t;
+  const double took = timed ? PMPI_Wtime() - t : 0;
   // Is the next agreement on this call? Not while one is under way (it takes its next step in the
   // next call), nor in the gap, nor on a communicator's first calls (one used for a few calls and
   // freed pays none).
@@ -986,6 +1001,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   // rank is the root of a plan being made and has not finished it. The root waits for its plan
   // once four agreements have found it unfinished: a plan is taken up within five.
   if (s->job && ++s->job_agreements >= 4) s->job->wait();
+  s->add_tally();
   mine[0] = (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u) | (s->job && !s->job->ready() ? 8u : 0u);
   mine[1] = mix(h ^ r1), mine[2] = mix(h + r2), mine[3] = mix(z ^ r1), mine[4] = mix(z + r2);
   std::memcpy(&mine[5], &took, sizeof took);
@@ -1051,18 +1067,18 @@ template <class ToMpi>
 int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
                 const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok, std::int64_t sstride,
                 std::int64_t rstride) {
-  ++totals.calls;
+  ++s->tally.calls;
   CallClock clock{s};
   // MPI_IN_PLACE is the same on every rank (MPI's rule): such a call goes to MPI on all of them.
   if (sendbuf == MPI_IN_PLACE && !config.check) {
-    ++totals.to_mpi;
+    ++s->tally.to_mpi;
     return to_mpi();
   }
   // Every rank makes the same call (a collective), so every rank takes the same path here.
   if (!config.check && !s->agreed_only && lagged_ok) {
     settle(comm, s, clock);
     if (s->passthrough) {
-      ++totals.to_mpi;
+      ++s->tally.to_mpi;
       return to_mpi();
     }
     if (!s->agreed_only)
@@ -1125,6 +1141,7 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
   // Flags (OR): 1 not eligible here, 2 not the plan file's pattern here, 4 this rank's planning
   // budget is spent (so that every rank stops planning at the same call).
+  s->add_tally();
   std::uint64_t mine[5] = {(eligible ? 0u : 1u) | (file_fits ? 0u : 2u) | (s->over_budget() ? 4u : 0u), mix(h ^ r1), mix(h + r2), mix(z ^ r1),
                            mix(z + r2)};
   std::uint64_t all[5];
