@@ -33,6 +33,10 @@ struct NetworkOptions {
   Network model = Network::flow;
   double overhead_s = -1;          // per-message CPU cost at each end; < 0: tau / 4
   Bytes eager_limit = 65536;       // messages below it are sent eagerly (SMPI's async-small-thresh)
+  // A rendezvous message's handshake (the sender's request to send and the receiver's answer,
+  // before any byte moves): this much more latency. 0 under SimGrid, whose rendezvous has none;
+  // real MPI libraries pay a round trip or more (commfit-calibrate measures it).
+  double rendezvous_s = 0;
   IbFactors ib;
   // With a topology: a route's latency is its links x link_latency_s (< 0: every route's is
   // tau - 2 overhead).

@@ -182,6 +182,7 @@ class Simulation {
         double lat = here ? intra_latency_ : latency_;
         if (!here && net_.link_latency_s >= 0 && topo_.kind() != Topology::Kind::full)
           lat = net_.link_latency_s * static_cast<double>(resources_of(e.id).size());
+        const double handshake = messages_[e.id].bytes >= net_.eager_limit ? std::max(0.0, net_.rendezvous_s) : 0;
         const double bw = here ? intra_bandwidth_ : bandwidth_;
         bound_before_ib_[e.id] = net_.window_bytes > 0 && lat > 0 ? std::min(bw, net_.window_bytes / (2 * lat)) : bw;
         bound_[e.id] = bound_before_ib_[e.id];
@@ -191,7 +192,7 @@ class Simulation {
           if (penalty > 0) sharing_penalty_[e.id] = penalty;
         }
         if (net_.model == Network::ib && !local(e.id)) ib_add(e.id);
-        events_.push(t + lat, SimEvent::transfer_start, e.id);
+        events_.push(t + lat + handshake, SimEvent::transfer_start, e.id);
         break;
       }
       case SimEvent::transfer_start: {

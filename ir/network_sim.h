@@ -13,7 +13,8 @@
 //    goes faster than `bandwidth`;
 //  - eager messages (bytes < eager_limit) leave at once and cost the receiver `overhead` of CPU
 //    when it completes them (SMPI's smpi/or); larger ones (rendezvous) start only once the
-//    receiver has posted its receive (entered that phase) and complete on both sides on arrival;
+//    receiver has posted its receive (entered that phase), wait rendezvous_s more (the handshake;
+//    0 by default, as in SimGrid) and complete on both sides on arrival;
 //  - with link_latency_s, a route's latency is its links times it; with window_bytes (the TCP
 //    window), a flow's rate is at most window_bytes / (2 latency), SimGrid's TCP-gamma bound;
 //  - with rtt_weight_bytes (>= 0), the sharing is weighted as SimGrid CM02's: a flow's penalty is

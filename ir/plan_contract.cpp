@@ -36,7 +36,7 @@ constexpr const char* kAnalytic = "analytic (beyond the simulation's work limit)
 constexpr const char* kLeading[] = {"chosen", "concurrency"};
 constexpr const char* kTrailing[] = {"machine", "tau_s", "bandwidth_Bps", "contention", "topology", "timing", "memory", "network", "overhead_s",
                                      "eager_limit", "ib_factors", "link_latency_s", "window_bytes", "rtt_weight_bytes",
-                                     "intra_latency_s", "intra_bandwidth_Bps", "cores_per_node", "estimate", "candidates"};
+                                     "intra_latency_s", "intra_bandwidth_Bps", "cores_per_node", "rendezvous_s", "estimate", "candidates"};
 
 bool is_contract_key(const std::string& key) {
   for (const char* k : kLeading)
@@ -128,6 +128,7 @@ ordered_json contract_json(const PlanContract& c, const ordered_json& provenance
     j["intra_bandwidth_Bps"] = n.intra_bandwidth_Bps;
   }
   if (n.cores_per_node > 0) j["cores_per_node"] = n.cores_per_node;
+  if (n.rendezvous_s > 0) j["rendezvous_s"] = n.rendezvous_s;
   if (!c.simulated) j["estimate"] = kAnalytic;
   if (!c.chosen.empty() || !c.candidates.empty()) j["candidates"] = candidates_json(c.candidates);
   return j;
@@ -195,6 +196,7 @@ PlanContract read_contract(const ordered_json& options, const std::string& file,
   c.intra = intra_latency || intra_bandwidth;
   n.intra_latency_s = intra_latency.value_or(n.intra_latency_s);
   n.intra_bandwidth_Bps = intra_bandwidth.value_or(n.intra_bandwidth_Bps);
+  n.rendezvous_s = r.maybe_number("rendezvous_s", 0).value_or(n.rendezvous_s);
   if (const auto cores = r.maybe_uint("cores_per_node")) {
     if (*cores < 1 || *cores > (1u << 20)) r.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20");
     n.cores_per_node = static_cast<std::uint32_t>(*cores);

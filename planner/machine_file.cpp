@@ -56,6 +56,7 @@ MachineFile parse_machine_file(std::string_view text, const std::string& path) {
     f.fail("overhead_s", "an overhead of " + human_seconds(*m.overhead_s) + " is above half of tau_s (" + human_seconds(*m.tau_s) +
                              "): tau is the latency plus both ends' overheads");
   m.eager_limit = f.maybe_uint("eager_limit");
+  m.rendezvous_s = f.maybe_number("rendezvous_s", 0);
   if (const auto factors = f.maybe_string("ib_factors")) {
     m.ib_factors = parse_ib_factors(*factors);
     if (!m.ib_factors) f.fail("ib_factors", "expected three positive numbers Be;Bs;ys, got \"" + *factors + "\"");
@@ -88,6 +89,7 @@ void apply_machine_file(const MachineFile& m, PlanOptions& o, std::span<const st
   set("ib-factors", m.ib_factors, net.ib);
   set("overhead", m.overhead_s, net.overhead_s);
   set("eager-limit", m.eager_limit, net.eager_limit);
+  set("rendezvous", m.rendezvous_s, net.rendezvous_s);
   set("link-latency", m.link_latency_s, net.link_latency_s);
   set("window", m.window_bytes, net.window_bytes);
   set("rtt-weight", m.rtt_weight_bytes, net.rtt_weight_bytes);
@@ -103,6 +105,7 @@ std::string machine_line(const PlanOptions& o) {
   line += std::string(": network ") + to_string(net.model) + ", tau " + human_seconds(o.cost.tau_s) + ", bandwidth " +
           human_rate(o.cost.bandwidth_Bps) + ", overhead " + human_seconds(sim_overhead_s(o.cost.tau_s, net)) + ", eager limit " +
           human_bytes(static_cast<double>(net.eager_limit));
+  if (net.rendezvous_s > 0) line += " (then a rendezvous of " + human_seconds(net.rendezvous_s) + ")";
   if (net.model == Network::ib) line += ", IB factors " + format_ib_factors(net.ib);
   if (o.topology.ranks_per_node() > 1)
     line += ", intra-node " + human_seconds(net.intra_latency_s) + " at " +

@@ -27,6 +27,7 @@ struct MachineFile {
   std::optional<IbFactors> ib_factors;
   std::optional<double> link_latency_s, window_bytes, rtt_weight_bytes, intra_latency_s, intra_bandwidth_Bps;
   std::optional<std::uint32_t> cores_per_node;
+  std::optional<double> rendezvous_s;
 };
 
 // Reads and checks a machine file (a regular file of at most 16 MiB). Anything wrong is an

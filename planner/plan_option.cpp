@@ -136,6 +136,12 @@ const PlanOptionEntry kOptions[] = {
     {"eager-limit", "BYTES", "Messages below BYTES are sent eagerly, larger ones by rendezvous", std::nullopt,
      [](PlanOptions& o, const std::string& v) { return whole_bytes(v, o.cost.network.eager_limit, "a whole number of bytes (or with a unit: 64KiB)"); },
      [](const PlanOptions& o) { return std::to_string(o.cost.network.eager_limit); }},
+    {"rendezvous", "SECONDS",
+     "A message of --eager-limit bytes or more waits SECONDS more before its bytes move: the rendezvous handshake of a real "
+     "MPI library (default 0, as under SimGrid)",
+     std::nullopt,
+     [](PlanOptions& o, const std::string& v) { return quantity(v, Quantity::seconds, o.cost.network.rendezvous_s, "a time (3us, or seconds)"); },
+     nullptr},
     {"link-latency", "SECONDS", "With --topology: seconds per link of a route (default: every route costs tau - 2 overhead)", std::nullopt,
      [](PlanOptions& o, const std::string& v) {
        return quantity(v, Quantity::seconds, o.cost.network.link_latency_s, "a time per link (100ns, or seconds)");

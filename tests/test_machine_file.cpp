@@ -27,7 +27,7 @@ using commfit::test::source_dir;
 
 constexpr const char* kIb = R"({"format": "commfit-machine", "version": 1, "name": "test ib", "network": "ib", "tau_s": 3e-6,
   "bandwidth_Bps": 1.2e10, "overhead_s": 6e-7, "eager_limit": 8192, "ib_factors": "0.9;0.8;1.5", "intra_latency_s": 3e-7,
-  "intra_bandwidth_Bps": 9e9, "cores_per_node": 2})";
+  "intra_bandwidth_Bps": 9e9, "cores_per_node": 2, "rendezvous_s": 2e-6})";
 
 fs::path write(const std::string& name, const std::string& text) {
   const fs::path p = scratch_dir("machine") / name;
@@ -51,6 +51,7 @@ TEST_CASE("a machine file sets every figure it has, and an explicit option keeps
   CHECK(o.cost.network.intra_latency_s == 3e-7);
   CHECK(o.cost.network.intra_bandwidth_Bps == 9e9);
   CHECK(o.cost.network.cores_per_node == 2);
+  CHECK(o.cost.network.rendezvous_s == 2e-6);
   CHECK(o.machine == "m.json (test ib)");
 
   commfit::PlanOptions kept;
@@ -77,7 +78,8 @@ TEST_CASE("the machine line says where the figures came from and what they are")
   commfit::apply_machine_file(commfit::parse_machine_file(kIb, "m.json"), o, {});
   o.topology = commfit::Topology::parse("full+node4");
   CHECK(commfit::machine_line(o) ==
-        "machine m.json (test ib): network ib, tau 3 µs, bandwidth 12 GB/s, overhead 0.6 µs, eager limit 8.0 KiB, IB factors 0.9;0.8;1.5, "
+        "machine m.json (test ib): network ib, tau 3 µs, bandwidth 12 GB/s, overhead 0.6 µs, eager limit 8.0 KiB (then a rendezvous of "
+        "2 µs), IB factors 0.9;0.8;1.5, "
         "intra-node 0.3 µs at 9 GB/s, 4 ranks on 2 cores a node");
   // As many cores as ranks: nothing to say.
   o.topology = commfit::Topology::parse("full+node2");

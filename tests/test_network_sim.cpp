@@ -51,6 +51,13 @@ TEST_CASE("network_sim_prices_single_messages_by_posting_latency_bandwidth_and_r
   CHECK(sim(one_phase(make_matrix(2, {{0, 1, 1000}})), Network::flow) == doctest::Approx(5e-6));
   // Rendezvous (100000 B >= eager limit): no receive overhead; 100 us of bytes.
   CHECK(sim(one_phase(make_matrix(2, {{0, 1, 100000}})), Network::flow) == doctest::Approx(103e-6));
+  {
+    // A handshake of 5 us before a rendezvous message's bytes move; an eager one does not wait it.
+    NetworkOptions n;
+    n.rendezvous_s = 5e-6;
+    CHECK(simulate_plan(one_phase(make_matrix(2, {{0, 1, 100000}})), kTau, kBw, n, Topology()).seconds == doctest::Approx(108e-6));
+    CHECK(simulate_plan(one_phase(make_matrix(2, {{0, 1, 1000}})), kTau, kBw, n, Topology()).seconds == doctest::Approx(5e-6));
+  }
   // Two senders into one receiver share its port: 2000 B at 1 GB/s after post + latency.
   CHECK(sim(one_phase(make_matrix(3, {{0, 2, 100000}, {1, 2, 100000}})), Network::flow) == doctest::Approx(203e-6));
   // One sender, two messages: the second posts 1 us later; the port is shared while both move.

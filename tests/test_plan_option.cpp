@@ -21,7 +21,7 @@ TEST_CASE("set_plan_option: every key sets its field") {
       {"topology", "torus:2x2x2"}, {"seed", "9"},           {"tau", "3us"},            {"bandwidth", "12.5GB/s"},
       {"network", "ib"},         {"ib-factors", "0.9,0.8,1.2"}, {"overhead", "500ns"}, {"eager-limit", "4KiB"},
       {"link-latency", "100ns"}, {"window", "4MiB"},        {"rtt-weight", "8775"},    {"intra-latency", "200ns"},
-      {"intra-bandwidth", "5GB/s"}, {"cores-per-node", "2"}};
+      {"intra-bandwidth", "5GB/s"}, {"cores-per-node", "2"}, {"rendezvous", "3us"}};
   std::set<std::string> set_keys;
   for (const auto& setting : settings) {   // no structured binding: doctest's macros capture it
     const std::string key = setting.first;
@@ -56,6 +56,7 @@ TEST_CASE("set_plan_option: every key sets its field") {
   CHECK(n.intra_latency_s == doctest::Approx(2e-7));
   CHECK(n.intra_bandwidth_Bps == doctest::Approx(5e9));
   CHECK(n.cores_per_node == 2);
+  CHECK(n.rendezvous_s == doctest::Approx(3e-6));
   CHECK_NOTHROW(check_plan_options(o));
 }
 
