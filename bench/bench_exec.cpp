@@ -96,13 +96,15 @@ int main(int argc, char** argv) {
                 "min us", "/alltoallv", "/AC");
 
   // "dense 2-stage": the dense pattern planned by the two-stage strategy, whose phases send several
-  // pieces to one intermediary (one message each when coalesced, the executor's default).
-  for (const char* pattern : {"dense", "sparse", "dense 2-stage"}) {
+  // pieces to one intermediary (one message each when coalesced, the executor's default); "dense
+  // auto": the plan --strategy auto chooses with these figures (its name in the line under it).
+  for (const char* pattern : {"dense", "sparse", "dense 2-stage", "dense auto"}) {
     for (const Bytes bytes : a.sizes) {
       const bool is_dense = std::strncmp(pattern, "dense", 5) == 0;
       const CommMatrix m = gen_uniform(size, is_dense ? size - 1 : a.degree, bytes, 42);
       PlanOptions po;
       if (std::strcmp(pattern, "dense 2-stage") == 0) po.strategy = "two-stage";
+      if (std::strcmp(pattern, "dense auto") == 0) po.strategy = "auto";
       if (machine) apply_machine_file(*machine, po, {});
       po.topology = runtime::detect_nodes(MPI_COMM_WORLD, po.cost.network.cores_per_node);   // as in-job planning sees the job
       const Plan plan = make_plan(m, po);
@@ -178,9 +180,10 @@ int main(int argc, char** argv) {
             std::fprintf(csv, "%s,%llu,%s,%.9g,%.9g,%.4f,%.4f\n", pattern, static_cast<unsigned long long>(bytes),
                          methods[k].name.c_str(), med[k], low[k], low[k] / low[0], low[k] / low[1]);
         }
-        std::printf("%-13s %9s  (%u phases, %d iterations per block; the model's estimate %.1f us, exec post-all / estimate %.2f; %s)\n\n",
-                    "", "", plan.manifest.phases, iters, plan.manifest.cost.estimate_s * 1e6, low[2] / plan.manifest.cost.estimate_s,
-                    machine_line(po).c_str());
+        const std::string& chosen = plan.manifest.contract.chosen;
+        std::printf("%-13s %9s  (%s%u phases, %d iterations per block; the model's estimate %.1f us, exec post-all / estimate %.2f; %s)\n\n",
+                    "", "", chosen.empty() ? "" : ("auto chose " + chosen + ", ").c_str(), plan.manifest.phases, iters,
+                    plan.manifest.cost.estimate_s * 1e6, low[2] / plan.manifest.cost.estimate_s, machine_line(po).c_str());
       }
     }
   }
