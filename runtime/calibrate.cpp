@@ -4,7 +4,8 @@
 //   mpirun -np N [--map-by ...] commfit-calibrate -o machine.json [--blocks 9] [--name TEXT] [--quick]
 //
 // What it measures, each as the median of `blocks` timed blocks (their spread is recorded too):
-//  - the node structure (MPI_Comm_split_type SHARED);
+//  - the node structure (MPI_Comm_split_type SHARED), and the cores of a node (its cgroup's CPUs;
+//    not under SimGrid);
 //  - ping-pong between rank 0 and a rank of its node, and between rank 0 and another node's first
 //    rank (of up to 16 nodes sampled with 8 bytes, the one at the median: routes differ in length):
 //    half the round trip per size, 8 B to 4 MiB; with --topology, 1 MiB to the node farthest from
@@ -15,7 +16,8 @@
 //    of its own (hot): the time until the last byte arrived;
 //  - an 8-byte MPI_Allreduce over every rank.
 // What it fits (planner/calibration.h): tau and the bandwidth between nodes from the ping-pong's
-// small and large messages, the eager limit where the curve breaks, the overhead from the posting,
+// small and large messages, the eager limit where the curve breaks (and the rendezvous's handshake
+// where the large messages' line starts late), the overhead from the posting,
 // the intra-node latency and bandwidth from the node's ping-pong; with --topology the latency per
 // link from the sampled routes' lengths, and a window bound from the longest route's rate when it
 // is below the others' (SimGrid's TCP-gamma; NetworkOptions::window_bytes), and whether flows that
