@@ -19,8 +19,8 @@
 #include "backends/exec/commfit_exec.hpp"
 #include "bench/mpi_timing.h"
 #include "planner/machine_file.h"
-#include "runtime/in_job.hpp"
 #include "planner/pipeline.h"
+#include "runtime/in_job.hpp"
 #include "workloads/generators.h"
 
 #include <mpi.h>

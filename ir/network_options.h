@@ -66,4 +66,7 @@ struct NetworkOptions {
   std::uint32_t cores_per_node = 0;
 };
 
+// The most cores_per_node any reader (option, manifest, machine file) takes.
+inline constexpr std::uint32_t kMaxCoresPerNode = 1u << 20;
+
 }  // namespace commfit

@@ -198,7 +198,7 @@ PlanContract read_contract(const ordered_json& options, const std::string& file,
   n.intra_bandwidth_Bps = intra_bandwidth.value_or(n.intra_bandwidth_Bps);
   n.rendezvous_s = r.maybe_number("rendezvous_s", 0).value_or(n.rendezvous_s);
   if (const auto cores = r.maybe_uint("cores_per_node")) {
-    if (*cores < 1 || *cores > (1u << 20)) r.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20");
+    if (*cores < 1 || *cores > kMaxCoresPerNode) r.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20");
     n.cores_per_node = static_cast<std::uint32_t>(*cores);
   }
   c.simulated = !r.maybe("estimate");

@@ -68,7 +68,7 @@ MachineFile parse_machine_file(std::string_view text, const std::string& path) {
   m.intra_latency_s = f.maybe_number("intra_latency_s", 0);
   m.intra_bandwidth_Bps = positive("intra_bandwidth_Bps");
   if (const auto cores = f.maybe_uint("cores_per_node")) {
-    if (*cores < 1 || *cores > (1u << 20)) f.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20, got " + std::to_string(*cores));
+    if (*cores < 1 || *cores > kMaxCoresPerNode) f.fail("cores_per_node", "expected a whole number of cores from 1 to 2^20, got " + std::to_string(*cores));
     m.cores_per_node = static_cast<std::uint32_t>(*cores);
   }
   // How the figures were found (commfit-calibrate's measurements and fit): kept in the file for

@@ -183,7 +183,7 @@ const PlanOptionEntry kOptions[] = {
      std::nullopt,
      [](PlanOptions& o, const std::string& v) {
        unsigned n = 0;
-       if (!whole(v, n).empty() || n > (1u << 20)) return std::string("expected a whole number of cores up to 2^20");
+       if (!whole(v, n).empty() || n > kMaxCoresPerNode) return std::string("expected a whole number of cores up to 2^20");
        o.cost.network.cores_per_node = n;
        return std::string();
      },

@@ -315,7 +315,7 @@ int node_cores() {
         break;
       }
     }
-    if (counted > 0) cores = std::min(cores > 0 ? cores : counted, counted);
+    if (counted > 0) cores = cores > 0 ? std::min(cores, counted) : counted;
     break;
   }
   return std::max(1, cores);
