@@ -226,13 +226,13 @@ bool replacement_under_way(const fs::path& target) {
 NameState name_state(const fs::path& target) {
   struct stat st {};
   if (::stat(target.c_str(), &st) != 0) return {};
-  return {true, st.st_dev, st.st_ino};
+  return {true, false, st.st_dev, st.st_ino};
 }
 
 NameState name_state(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return {};
-  return {true, st.st_dev, st.st_ino};
+  return {true, st.st_nlink == 0, st.st_dev, st.st_ino};
 }
 
 bool replaced_since(const fs::path& target, const NameState& before) {
@@ -240,7 +240,7 @@ bool replaced_since(const fs::path& target, const NameState& before) {
     // The name first, then the aside name: a replacement that ends between the two leaves the name
     // back, which the next round sees.
     const NameState now = name_state(target);
-    if (now.named) return !before.named || now.dev != before.dev || now.ino != before.ino;
+    if (now.named) return !before.named || before.unlinked || now.dev != before.dev || now.ino != before.ino;
     if (!replacement_under_way(target)) {
       if (name_state(target).named) continue;   // completed between the two looks
       return false;                             // removed, not replaced

@@ -91,14 +91,17 @@ void clean_stale_temps(const Directory& dir, const std::string& target);
 // What a name referred to when a read began.
 struct NameState {
   bool named = false;   // false: the name was missing
+  bool unlinked = false;   // an open file or directory that no name refers to any more
   dev_t dev = 0;
   ino_t ino = 0;
 };
 NameState name_state(const std::filesystem::path& target);
 NameState name_state(int fd);   // the file or directory a read holds open
 
-// Whether `target` was replaced since it referred to `before`: it now refers to something else, or
-// it is missing while a replacement is under way (waited for up to half a second). Each check is
+// Whether `target` was replaced since it referred to `before`: it now refers to something else (an
+// unlinked `before` counts as something else whatever its inode number, which the file system may
+// already have given the replacement), or it is missing while a replacement is under way (waited
+// for up to half a second). Each check is
 // made after the one it depends on, so a replacement that completes between them still counts.
 bool replaced_since(const std::filesystem::path& target, const NameState& before);
 

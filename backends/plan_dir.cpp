@@ -280,6 +280,10 @@ Manifest read_manifest_once(const std::filesystem::path& dir) {
 
 }  // namespace
 
+// How often a read starts again because the plan was replaced under it: each attempt follows a
+// replacement seen, so only writers that replace it without pause use them all.
+constexpr int kReadAttempts = 32;
+
 // A plan directory being replaced where RENAME_EXCHANGE is missing is absent for a moment
 // (backends/atomic_output.h): the read waits for the new one.
 Manifest read_manifest(const std::filesystem::path& dir) {
@@ -288,7 +292,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
     try {
       return read_manifest_once(dir);
     } catch (const InputError&) {
-      if (attempt == 8 || !replaced_since(dir, before)) throw;
+      if (attempt == kReadAttempts || !replaced_since(dir, before)) throw;
     }
   }
 }
@@ -342,7 +346,7 @@ Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd < 0) {
       const int err = errno;
-      if (err == ENOENT && attempt < 8 && replaced_since(dir, NameState{})) continue;   // missing for a moment
+      if (err == ENOENT && attempt < kReadAttempts && replaced_since(dir, NameState{})) continue;   // missing for a moment
       throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(err));
     }
     struct Closer {
@@ -352,7 +356,7 @@ Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
     try {
       return read_plan_at(dir, dir_fd, check_hash);
     } catch (const InputError&) {
-      if (attempt == 8 || !replaced_since(dir, name_state(dir_fd))) throw;   // a real problem, or a plan replaced without pause
+      if (attempt == kReadAttempts || !replaced_since(dir, name_state(dir_fd))) throw;   // a real problem, or a plan replaced without pause
     }
   }
 }
@@ -425,7 +429,7 @@ void refuse_unless_plan_dir(const std::filesystem::path& dir) {
     } catch (const UsageError&) {
       const bool has = ::lstat(dir.c_str(), &after) == 0;
       const bool same = had == has && (!had || (before.st_ino == after.st_ino && before.st_dev == after.st_dev));
-      if (same || attempt == 8) throw;
+      if (same || attempt == kReadAttempts) throw;
     }
   }
 }
