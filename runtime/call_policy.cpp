@@ -119,10 +119,17 @@ void CallPolicy::space_agreements(const Signature& seen, const PatternRecord& p,
   // A plan is settled once it has been judged: until its kTrials timed replays are in, agreements
   // follow one another with no gap, so that a plan slower than MPI or the direct exchange is
   // dropped within five agreements of its first replay, not after hundreds of calls.
+  // A pattern with no plan yet whose baseline is timed is settled too until planning is due (at
+  // COMMFIT_THRESHOLD calls and COMMFIT_PLAN_AFTER): the gap stops short of that call, and each
+  // agreement counts the calls of the gap before it (counted_calls), so a threshold far off costs
+  // few agreements and is met on time.
   const bool held = over_budget || planning_stopped_;
   const bool judged = has_plan && (p.plan.calls > kTrials || p.mpi.calls == 0);
-  const bool settled = judged || p.failed || p.mpi_kept || held;
+  const long long due_in = std::max<long long>(settings_.threshold - p.calls, settings_.plan_after - lagged_calls_);
+  const bool waiting = !has_plan && !p.failed && !p.mpi_kept && p.baseline_known() && due_in > 1;
+  const bool settled = judged || p.failed || p.mpi_kept || held || waiting;
   lag_gap_ = (seen == lag_last_ || held) && settled && !planning_underway ? std::min(kMaxGap, 2 * lag_gap_ + 1) : 0;
+  if (waiting && !held) lag_gap_ = static_cast<int>(std::min<long long>(lag_gap_, due_in - 1));
   lag_last_ = seen;
   lag_skip_ = lag_gap_ + static_cast<int>(mix(agreed_calls_) & 1);
 }

@@ -45,7 +45,7 @@ struct Timings {
 
 // What the agreements measured of one pattern, and what became of its plan.
 struct PatternRecord {
-  std::int64_t calls = 0;            // agreed calls of it
+  std::int64_t calls = 0;            // its calls the agreements counted (CallPolicy::counted_calls)
   bool failed = false;               // planning or a replay failed: always MPI from now on
   bool mpi_kept = false;             // its plan measured slower than MPI or the direct exchange
   // Its time per call under MPI, its plan and the direct exchange (the slowest rank's, on the calls
@@ -153,9 +153,12 @@ class CallPolicy {
   void replayed() { ++replays_; }
   std::uint64_t window() const;
   // ... the gap to the next agreement: doubling (up to kMaxGap) while agreements see the same
-  // pattern (`seen`) and it is settled (its plan judged, failed, MPI kept, or planning held), or while
-  // planning is held, 0 otherwise; then one call more or not by a draw every rank makes alike.
+  // pattern (`seen`) and it is settled (its plan judged, failed, MPI kept, planning held, or its
+  // baseline timed with planning not yet due), or while planning is held, 0 otherwise; then one call more or not by a draw every rank makes alike.
   void space_agreements(const Signature& seen, const PatternRecord& p, bool has_plan, bool over_budget, bool planning_underway);
+  // The calls an agreement completing now counts for the pattern it saw (`seen`): its own, and the
+  // gap before it when the agreement before saw the same pattern.
+  int counted_calls(const Signature& seen) const { return seen == lag_last_ ? 1 + lag_gap_ : 1; }
   // ... whether pattern `p` starts being planned (the lagged path): seen `threshold` times, no plan,
   // not failed, not kept for MPI, within budget, not COMMFIT_PLAN's pattern, none being planned,
   // and the communicator past COMMFIT_PLAN_AFTER calls.

@@ -634,15 +634,16 @@ void record_matrix(const commfit::CommMatrix& m, int ranks, std::uint64_t signat
   commfit::write_file_atomic(commfit::matrix_json(m), *dir, name, 0600);
 }
 
-// The pattern of an agreed call (v: the agreement's words), made on its first call: counted, and
-// its matrix recorded (COMMFIT_RECORD; collective). `is_new` says it was made.
-Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool& is_new) {
+// The pattern of an agreed call (v: the agreement's words), made on its first call: counted (the
+// calls the agreement stands for: `lagged`, those of the gap before it too), and its matrix
+// recorded (COMMFIT_RECORD; collective). `is_new` says it was made.
+Pattern& agreed_pattern(CommState* s, const std::uint64_t* v, bool lagged, bool& is_new) {
   const Signature sig{v[1], v[2]};
   auto [it, made] = s->patterns.try_emplace(sig);
   is_new = made;
   Pattern& p = it->second;
   p.last_use = s->calls;
-  ++p.calls;
+  p.calls += lagged ? s->policy.counted_calls(sig) : 1;
   if (!is_new) return p;
   p.structure = {v[3], v[4]};
   // Sizes that never repeat must not grow the table without bound: past 1024 signatures, forget
@@ -784,7 +785,7 @@ void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   ++s->calls;
   s->policy.agreed();
   bool is_new = false;
-  Pattern& p = agreed_pattern(s, all, is_new);
+  Pattern& p = agreed_pattern(s, all, true, is_new);
   // What the last call ran, timed by its slowest rank: the direct exchange, the plan of its own
   // pattern, another plan of the same sparsity, or MPI. The first replay is left out of the plan's
   // time (it pays its connections), as MPI's first call is of MPI's.
@@ -1171,7 +1172,7 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
   }
   const Signature sig{all[1], all[2]};
   bool is_new = false;
-  Pattern& p = agreed_pattern(s, all, is_new);
+  Pattern& p = agreed_pattern(s, all, false, is_new);
   // New sizes of a planned sparsity pattern: adapt that plan now (or re-plan, as the cost model says).
   const Pattern* model = nullptr;
   if (is_new && config.adapt)

@@ -324,6 +324,49 @@ TEST_CASE("call policy: agreements space out while they see one settled pattern"
   CHECK(last >= 15);
 }
 
+// A pattern with no plan whose MPI and direct times are known waits for planning to be due: the
+// agreements space out, each counts the calls of the gap before it, and the gap ends by the call
+// planning is due on (the threshold's, then COMMFIT_PLAN_AFTER's).
+TEST_CASE("call policy: agreements space out while planning is not yet due") {
+  for (const auto& [threshold, plan_after] : {std::pair{1000, 0LL}, std::pair{3, 500LL}}) {
+    CAPTURE(threshold);
+    PolicySettings settings;
+    settings.threshold = threshold;
+    settings.plan_after = plan_after;
+    CallPolicy policy(settings);
+    PatternRecord p;
+    timed(p.mpi, 2e-3, 2);
+    timed(p.direct, 1e-3, 2);
+    const Signature a{1, 2};
+    past_first_calls(policy);
+    int agreements = 0;
+    while (!policy.plan_lagged(p, false, false, false, false)) {
+      REQUIRE(agreements < 2000);
+      while (!policy.lagged_call_done(false)) {
+      }
+      ++agreements;
+      policy.agreed();
+      p.calls += policy.counted_calls(a);
+      CHECK(p.calls <= policy.lagged_calls());   // never more calls counted than were made
+      policy.space_agreements(a, p, false, false, false);
+    }
+    // Due on time: late by at most the calls not counted (the first four, and the draw's call
+    // after each agreement). Far fewer agreements than calls.
+    const long long due = std::max<long long>(threshold, plan_after);
+    CHECK(policy.lagged_calls() <= due + 4 + agreements);
+    CHECK(agreements < 40);
+  }
+  // A pattern seen after another counts its own call only.
+  CallPolicy policy({});
+  PatternRecord p;
+  timed(p.mpi, 2e-3, 2);
+  timed(p.direct, 1e-3, 2);
+  past_first_calls(policy);
+  for (int k = 0; k < 4; ++k) policy.space_agreements(Signature{1, 2}, p, false, false, false);
+  CHECK(policy.counted_calls(Signature{1, 2}) > 1);
+  CHECK(policy.counted_calls(Signature{3, 4}) == 1);
+}
+
 TEST_CASE("call policy: a communicator whose plans replay too few calls steps aside") {
   PolicySettings settings;
   settings.threshold = 3;
