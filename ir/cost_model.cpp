@@ -228,6 +228,18 @@ class RouteCounts {
 
 }  // namespace
 
+namespace {
+
+// What a port or link carries in a direct plan: the fewest links of its messages' routes, and
+// whether every one of them is eager.
+struct Carried {
+  std::size_t fewest_links = std::numeric_limits<std::size_t>::max();
+  bool all_eager = true;
+  void add(std::size_t links, bool eager) { fewest_links = std::min(fewest_links, links), all_eager = all_eager && eager; }
+};
+
+}  // namespace
+
 ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const Topology& topo) {
   topo.check_ranks(m.ranks);
   ExchangeBound b;
@@ -250,8 +262,12 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
   std::vector<Bytes> out(nodes, 0), in(nodes, 0);
   std::vector<double> out_time(ib ? nodes : 0, 0.0), in_time(ib ? nodes : 0, 0.0);
   std::vector<Bytes> load(topo.kind() != Topology::Kind::full ? static_cast<std::size_t>(topo.link_count()) : 0, 0);
+  // Per link, and per node out and in: the fewest links of the routes of the messages it carries,
+  // and whether all of them are eager (the direct terms below).
+  constexpr std::size_t kNoRoute = std::numeric_limits<std::size_t>::max();
+  std::vector<Carried> link_carried(load.size()), out_carried(nodes), in_carried(nodes);
   std::vector<Link> route;
-  std::size_t hops = std::numeric_limits<std::size_t>::max();
+  std::size_t hops = kNoRoute;
   bool any = false, intra = false, inter = false;
   // With per-link latencies, each rank's messages out and eager messages in, counted by route
   // length (0: inside the node) and, out, by eagerness: the routes term below.
@@ -272,15 +288,18 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
     out[from.index()] += bytes;
     in[to.index()] += bytes;
     double route_latency = latency;
+    std::size_t links = 0;
     if (!load.empty()) {
       topo.route(i, j, route);
-      hops = std::min(hops, route.size());
-      for (Link l : route) load[l.index()] += bytes;
+      links = route.size();
+      hops = std::min(hops, links);
+      for (Link l : route) load[l.index()] += bytes, link_carried[l.index()].add(links, eager);
       if (per_link) {
         route_latency = c.network.link_latency_s * static_cast<double>(route.size());
         routes.add(i, j, route.size(), eager);
       }
     }
+    out_carried[from.index()].add(links, eager), in_carried[to.index()].add(links, eager);
     if (ib) {
       const double t = static_cast<double>(bytes) / flow_rate(route_latency);
       out_time[from.index()] += t;
@@ -307,18 +326,34 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
     b.direct_s = std::max(b.relay_s, b.posting_s);
     return b;
   }
+  // The first byte of the busiest port or link moves only after a message's latency: the shortest
+  // route's with per-link latencies (a relay may use any route: none).
+  if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
+  // A direct plan's port or link carries only its own messages, on their own routes: its first
+  // byte moves no sooner than the shortest of their latencies after the first post, and when all
+  // of them are eager, the receiver of the last to arrive processes it (o) after it has: the time
+  // that adds to o + L and the bytes.
+  auto beyond = [&](const Carried& x) {
+    const double own = per_link && x.fewest_links != kNoRoute ? c.network.link_latency_s * static_cast<double>(x.fewest_links) : latency;
+    return std::max(0.0, own - latency) + (x.all_eager ? o : 0.0);
+  };
   // The busiest port: a node's bytes leave and arrive through its port on the crossbar, through
   // its own links on a topology (a fat tree's host link; 2 per dimension on a torus or mesh, D on
   // a hypercube).
+  const double port_rate = c.bandwidth_Bps * (topo.kind() != Topology::Kind::full ? static_cast<double>(node_links(topo)) : 1.0);
   Bytes port = 0;
-  for (std::size_t r = 0; r < nodes; ++r) port = std::max({port, out[r], in[r]});
-  b.port_s = static_cast<double>(port) / c.bandwidth_Bps;
-  if (topo.kind() != Topology::Kind::full) b.port_s /= static_cast<double>(node_links(topo));
+  for (std::size_t r = 0; r < nodes; ++r) {
+    port = std::max({port, out[r], in[r]});
+    if (out[r] > 0) b.port_direct_s = std::max(b.port_direct_s, static_cast<double>(out[r]) / port_rate + beyond(out_carried[r]));
+    if (in[r] > 0) b.port_direct_s = std::max(b.port_direct_s, static_cast<double>(in[r]) / port_rate + beyond(in_carried[r]));
+  }
+  b.port_s = static_cast<double>(port) / port_rate;
   // The most loaded link on the machine's routes (a link k cables wide carries k times the bytes).
-  Bytes link = 0;
   for (std::size_t l = 0; l < load.size(); ++l)
-    link = std::max(link, static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(Link{static_cast<std::int64_t>(l)}))));
-  b.link_s = static_cast<double>(link) / c.bandwidth_Bps;
+    if (load[l] > 0) {
+      const auto carried = static_cast<Bytes>(std::ceil(static_cast<double>(load[l]) / topo.link_width(Link{static_cast<std::int64_t>(l)})));
+      b.link_s = std::max(b.link_s, static_cast<double>(carried) / c.bandwidth_Bps + beyond(link_carried[l]));
+    }
   // Under IB a flow's rate is at most its own bound over its penalty, and the penalties of the
   // flows a node has in (out) at one time sum to at least Be (Bs) times their number: so a node
   // takes in at most bandwidth / Be in all, and spends at least Be x (sum over its flows in of
@@ -330,14 +365,11 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
       b.ib_s = std::max({b.ib_s, be * static_cast<double>(in[r]) / c.bandwidth_Bps, bs * static_cast<double>(out[r]) / c.bandwidth_Bps});
     }
   }
-  // The first byte of the busiest port or link moves only after a message's latency: the shortest
-  // route's with per-link latencies (a relay may use any route: none).
-  if (per_link) latency = c.network.link_latency_s * static_cast<double>(hops);
   b.latency_s = o + latency;
   b.relay_s = o + (per_link ? 0.0 : latency) + std::max(b.port_s, b.ib_s);
   b.posting_s = std::max(cpu_s(intra ? std::min(latency, intra_latency) : latency),
                          routes.cpu_s(o, intra_latency, c.network.link_latency_s));
-  b.direct_s = std::max(b.posting_s, b.latency_s + std::max({b.port_s, b.link_s, b.ib_s, b.ib_direct_s}));
+  b.direct_s = std::max(b.posting_s, b.latency_s + std::max({b.port_direct_s, b.link_s, b.ib_s, b.ib_direct_s}));
   return b;
 }
 
@@ -346,7 +378,7 @@ const char* ExchangeBound::binding(bool relay) const {
     const char* name;
     double s;
   };
-  const Term terms[] = {{"port", port_s}, {"link", relay ? 0.0 : link_s}, {"ib-node", ib_s}, {"ib-flows", relay ? 0.0 : ib_direct_s}};
+  const Term terms[] = {{"port", relay ? port_s : port_direct_s}, {"link", relay ? 0.0 : link_s}, {"ib-node", ib_s}, {"ib-flows", relay ? 0.0 : ib_direct_s}};
   const Term* top = std::max_element(std::begin(terms), std::end(terms), [](const Term& x, const Term& y) { return x.s < y.s; });
   if (!relay && posting_s > latency_s + top->s) return "posting";
   return top->s > 0 ? top->name : "latency";

@@ -42,6 +42,10 @@ double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostO
 //             (1 on the crossbar and a fat tree, 2 per dimension on a torus or mesh, D on a
 //             hypercube), / B;
 //   link      the most bytes a link carries on the machine's routes / B (a link k cables wide: / k);
+//   the direct plans' port and link terms add, for each port (out or in) and link, what follows
+//             from carrying only its own messages on their own routes: the shortest of their
+//             route latencies beyond L (their first byte moves no sooner), and o when all of them
+//             are eager (the receiver processes the last to arrive after it has);
 //   ib-node   network ib: Be (Bs) x the most bytes a node receives (sends) / B: the penalties of a
 //             node's flows in at one time add up to at least Be times their number, and no flow
 //             goes faster than B, so a node takes in at most B / Be in all;
@@ -49,8 +53,8 @@ double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostO
 //             flow's own rate (B, or the TCP window over its route's round trip when less).
 // direct_s bounds the plans that deliver every byte from its source to its destination on the
 // machine's routes (direct, async, bounded, throttled, AC, MPI_Alltoallv):
-//   max(posting, o + L + max(port, link, ib-node, ib-flows)), or the posting term alone when no
-//   byte crosses nodes.
+//   max(posting, o + L + max(port, link, ib-node, ib-flows)) with the direct port and link terms,
+//   or the posting term alone when no byte crosses nodes.
 // relay_s bounds every plan, relaying ones included (two-stage and node aggregation forward
 // through intermediaries, which may send fewer messages, take other routes and other flows):
 //   o + L + max(port, ib-node) (o + L_0 when no byte crosses nodes).
@@ -59,7 +63,8 @@ double plan_estimate_s(const PlanTraffic& plan, const CommMatrix& m, const CostO
 struct ExchangeBound {
   double latency_s = 0;     // o + L
   double posting_s = 0;
-  double port_s = 0, link_s = 0, ib_s = 0, ib_direct_s = 0;   // the terms above, without latency
+  double port_s = 0, link_s = 0, ib_s = 0, ib_direct_s = 0;   // the terms above, without o + L
+  double port_direct_s = 0;                                    // the port term of direct plans
   double direct_s = 0;
   double relay_s = 0;
   double of(bool relay) const { return relay ? relay_s : direct_s; }

@@ -258,7 +258,7 @@ std::vector<CandidateRecord> candidate_records(const Comparison& c) {
 
 nlohmann::ordered_json bound_json(const ExchangeBound& b) {
   return {{"direct_s", b.direct_s},   {"direct_term", b.binding(false)}, {"relay_s", b.relay_s},  {"relay_term", b.binding(true)},
-          {"latency_s", b.latency_s}, {"posting_s", b.posting_s},        {"port_s", b.port_s},    {"link_s", b.link_s},
+          {"latency_s", b.latency_s}, {"posting_s", b.posting_s},        {"port_s", b.port_s},    {"port_direct_s", b.port_direct_s}, {"link_s", b.link_s},
           {"ib_node_s", b.ib_s},      {"ib_flows_s", b.ib_direct_s}};
 }
 

@@ -51,8 +51,8 @@ int run_bound(const BoundCommand& c) {
               topology.empty() ? "the crossbar" : topology.c_str(), to_string(o.cost.network.model), o.cost.tau_s, o.cost.bandwidth_Bps);
   std::printf("  direct    %.4g s, set by %s: plans that send every byte to its destination\n", b.direct_s, b.binding(false));
   std::printf("  relaying  %.4g s, set by %s: every plan, two-stage and node plans included\n", b.relay_s, b.binding(true));
-  std::printf("  terms     latency %.4g s, posting %.4g s, port %.4g s, link %.4g s, ib-node %.4g s, ib-flows %.4g s\n", b.latency_s,
-              b.posting_s, b.port_s, b.link_s, b.ib_s, b.ib_direct_s);
+  std::printf("  terms     latency %.4g s, posting %.4g s, port %.4g s (direct %.4g s), link %.4g s, ib-node %.4g s, ib-flows %.4g s\n",
+              b.latency_s, b.posting_s, b.port_s, b.port_direct_s, b.link_s, b.ib_s, b.ib_direct_s);
   return 0;
 }
 

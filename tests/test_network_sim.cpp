@@ -225,8 +225,13 @@ TEST_CASE("the_posting_bound_counts_each_messages_own_route") {
   const double o = sim_overhead_s(kTau, n);
   const CommMatrix m = make_matrix(8, {{1, 2, 100}, {4, 0, 100}});   // 0.1 us of bytes each
   const ExchangeBound b = exchange_bound(m, c, ring);
-  CHECK(std::string(b.binding(false)) == "posting");
   CHECK(b.posting_s == doctest::Approx(o + 4e-6 + o));
+  // The direct bound's link term adds the bytes: the links of 4 -> 0 carry that message alone,
+  // whose bytes move after its own 4 us (3 beyond the shortest route's) and which, eager, its
+  // receiver processes after it has arrived.
+  CHECK(std::string(b.binding(false)) == "link");
+  CHECK(b.link_s == doctest::Approx(0.1e-6 + 3e-6 + o));
+  CHECK(b.direct_s == doctest::Approx(o + 4e-6 + 0.1e-6 + o));
   // A sender's messages, longest route first: 0 sends to 4 (four links), 3 (three) and 1 (one).
   // Its k-th send leaves at (k + 1) o: 4 -> arrives at o + 4 us, 3 at 2 o + 3 us, 1 at 3 o + 1 us.
   const CommMatrix fan = make_matrix(8, {{0, 4, 100000}, {0, 3, 100000}, {0, 1, 100000}});   // rendezvous
