@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bound of every row of an SMPI sweep set (docs/FORMAT.md section 5.2), without running SMPI.
 
-   bounds.py BUILD WORK [--set full|nodes|quick|smoke] [--networks flow,ib] [--platforms P ...]
+   bounds.py BUILD WORK [--set full|nodes|quick|smoke|1024] [--networks flow,ib] [--platforms P ...]
 
 For each row run.py would run, the same matrix (BUILD/bench/smpi/bench_smpi_patterns, kept in
 WORK) on the same machine (platforms.py's topology, run.py's PLAN_COST and PLAN_NETWORK) through
@@ -26,7 +26,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
     ap.add_argument("work")
-    ap.add_argument("--set", default="full", choices=["smoke", "quick", "full", "nodes"])
+    ap.add_argument("--set", default="full", choices=["smoke", "quick", "full", "nodes", "1024"])
     ap.add_argument("--networks", default="flow,ib")
     ap.add_argument("--platforms", nargs="*")
     a = ap.parse_args()
