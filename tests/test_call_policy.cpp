@@ -328,7 +328,9 @@ TEST_CASE("call policy: agreements space out while they see one settled pattern"
 // agreements space out, each counts the calls of the gap before it, and the gap ends by the call
 // planning is due on (the threshold's, then COMMFIT_PLAN_AFTER's).
 TEST_CASE("call policy: agreements space out while planning is not yet due") {
-  for (const auto& [threshold, plan_after] : {std::pair{1000, 0LL}, std::pair{3, 500LL}}) {
+  for (const auto& due_at : {std::pair{1000, 0LL}, std::pair{3, 500LL}}) {
+    const int threshold = due_at.first;
+    const long long plan_after = due_at.second;
     CAPTURE(threshold);
     PolicySettings settings;
     settings.threshold = threshold;
