@@ -264,10 +264,9 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
   std::vector<Bytes> load(topo.kind() != Topology::Kind::full ? static_cast<std::size_t>(topo.link_count()) : 0, 0);
   // Per link, and per node out and in: the fewest links of the routes of the messages it carries,
   // and whether all of them are eager (the direct terms below).
-  constexpr std::size_t kNoRoute = std::numeric_limits<std::size_t>::max();
   std::vector<Carried> link_carried(load.size()), out_carried(nodes), in_carried(nodes);
   std::vector<Link> route;
-  std::size_t hops = kNoRoute;
+  std::size_t hops = std::numeric_limits<std::size_t>::max();
   bool any = false, intra = false, inter = false;
   // With per-link latencies, each rank's messages out and eager messages in, counted by route
   // length (0: inside the node) and, out, by eagerness: the routes term below.
@@ -334,7 +333,7 @@ ExchangeBound exchange_bound(const CommMatrix& m, const CostOptions& c, const To
   // of them are eager, the receiver of the last to arrive processes it (o) after it has: the time
   // that adds to o + L and the bytes.
   auto beyond = [&](const Carried& x) {
-    const double own = per_link && x.fewest_links != kNoRoute ? c.network.link_latency_s * static_cast<double>(x.fewest_links) : latency;
+    const double own = per_link ? c.network.link_latency_s * static_cast<double>(x.fewest_links) : latency;   // only ones that carry bytes
     return std::max(0.0, own - latency) + (x.all_eager ? o : 0.0);
   };
   // The busiest port: a node's bytes leave and arrive through its port on the crossbar, through

@@ -154,12 +154,13 @@ class CallPolicy {
   std::uint64_t window() const;
   // ... the gap to the next agreement: doubling (up to kMaxGap) while agreements see the same
   // pattern (`seen`) and it is settled (its plan judged, failed, MPI kept, planning held, or its
-  // baseline timed with planning not yet due), or while planning is held, 0 otherwise; then one call more or not by a draw every rank makes alike.
+  // baseline timed with planning not yet due), or while planning is held, 0 otherwise; then one
+  // call more or not by a draw every rank makes alike.
   void space_agreements(const Signature& seen, const PatternRecord& p, bool has_plan, bool over_budget, bool planning_underway);
   // The calls an agreement completing now counts for the pattern it saw (`seen`): its own, and the
   // gap before it when the agreement before saw the same pattern.
   int counted_calls(const Signature& seen) const { return seen == lag_last_ ? 1 + lag_gap_ : 1; }
-  // ... whether pattern `p` starts being planned (the lagged path): seen `threshold` times, no plan,
+  // ... whether pattern `p` starts being planned (the lagged path): `threshold` calls counted, no plan,
   // not failed, not kept for MPI, within budget, not COMMFIT_PLAN's pattern, none being planned,
   // and the communicator past COMMFIT_PLAN_AFTER calls.
   bool plan_lagged(const PatternRecord& p, bool has_plan, bool planning_underway, bool over_budget, bool file_everywhere) const;
