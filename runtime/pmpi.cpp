@@ -207,6 +207,7 @@ struct CommState {
   std::map<Signature, Pattern> patterns;
   std::size_t planned = 0;
   std::uint64_t calls = 0;
+  std::uint64_t clock_calls = 0;                 // calls that made a CallClock (its sampling)
   Pattern* last = nullptr;                       // the last pattern replayed: tried first
   bool missed = false;                           // the last try missed: do not try on the next call
   std::vector<int> poison;                       // counts no plan has (-1): a certain miss
@@ -236,6 +237,11 @@ struct CommState {
   std::unique_ptr<Executor> direct;
   bool direct_failed = false;
   Neighbours neighbours;
+  // MPI_Alltoall's counts and displacements as an MPI_Alltoallv's, for the counts of the last call.
+  struct Uniform {
+    int sendcount = -1, recvcount = -1;
+    std::vector<int> sc, sd, rc, rd;
+  } uniform;
   Executor* current = nullptr;                   // the plan the next call replays; null: MPI
   Pattern* current_pattern = nullptr;            // its pattern (null for COMMFIT_PLAN's plan)
   bool agreed_only = false;                      // a plan that is not whole and direct: agree on every call
@@ -257,17 +263,29 @@ struct CommState {
   bool over_budget() const { return policy.over_budget(totals.plan_seconds, totals.call_seconds); }
 };
 
-// Adds an intercepted call's time, less its planning, to its communicator's and the job's.
+// Adds an intercepted call's time, less its planning, to its communicator's and the job's (the
+// planning budget's "time in calls" and the summary's). A clock reading costs tens of
+// nanoseconds on a virtual machine's clock (kvm-clock here: two per call were a quarter of the
+// interposer's own time per call at np 2), so a communicator's first kAllTimed calls are all
+// timed and after them one call in kSampleEvery, drawn by a hash of its index (a program whose
+// calls alternate in any period is still sampled fairly), counting for kSampleEvery calls.
+// Planning inside a call is counted whether it is timed or not.
 struct CallClock {
+  static constexpr std::uint64_t kAllTimed = 256, kSampleEvery = 8;
   CommState* s;
-  double start = PMPI_Wtime(), planning = 0;
+  double weight = s->clock_calls < kAllTimed                                   ? 1.0
+                  : (commfit::pmpi::mix(s->clock_calls) % kSampleEvery) == 0 ? double(kSampleEvery)
+                                                                              : 0.0;
+  double start = weight > 0 ? PMPI_Wtime() : 0, planning = 0;
   void planned(double seconds) {
     planning += seconds;
     s->policy.planned(seconds);
     totals.plan_seconds += seconds;
   }
   ~CallClock() {
-    const double t = std::max(0.0, PMPI_Wtime() - start - planning);
+    ++s->clock_calls;
+    if (weight == 0) return;
+    const double t = weight * std::max(0.0, PMPI_Wtime() - start - planning);
     s->policy.called(t);
     s->tally.call_seconds += t;
   }
@@ -1083,22 +1101,30 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
                 const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok, std::int64_t sstride,
                 std::int64_t rstride);
 
-// One intercepted exchange (`call`: the MPI function's name, for errors); `local_ok` false: this rank cannot take commfit's path (the others are
-// told through the agreement).
-// `lagged_ok`: the lagged path can take this call on every rank (false for Fortran's calls where
-// its MPI_IN_PLACE cannot be told; the neighbourhood collective's lists are agreed before);
-// `sstride`, `rstride` >= 0: displacement j is j * stride (MPI_Alltoall's, beyond an int).
-template <class ToMpi>
-int exchange(const char* call, MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
-             const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok = true,
-             std::int64_t sstride = -1, std::int64_t rstride = -1) {
+// The common entry of an intercepted call (`call`: the MPI function's name, for errors): MPI's own
+// path while the interposer is off or inside itself, and on a communicator with nothing to do;
+// otherwise `body(s)` on the communicator's state, one thread at a time.
+template <class ToMpi, class Body>
+int intercepted(const char* call, MPI_Comm comm, ToMpi& to_mpi, Body body) {
   if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
   const Inside guard;
   CommState* s = state_of(comm);
   if (s->passthrough) return to_mpi();
   const OneCaller one(s);
   if (!one.alone()) return one.refuse(comm, call);
-  return exchange_on(comm, s, sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype, local_ok, to_mpi, lagged_ok, sstride, rstride);
+  return body(s);
+}
+
+// One intercepted exchange; `local_ok` false: this rank cannot take commfit's path (the others are
+// told through the agreement).
+// `lagged_ok`: the lagged path can take this call on every rank (false for Fortran's calls where
+// its MPI_IN_PLACE cannot be told; the neighbourhood collective's lists are agreed before).
+template <class ToMpi>
+int exchange(const char* call, MPI_Comm comm, const void* sendbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* recvbuf,
+             const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool local_ok, ToMpi to_mpi, bool lagged_ok = true) {
+  return intercepted(call, comm, to_mpi, [&](CommState* s) {
+    return exchange_on(comm, s, sendbuf, scounts, sdispls, stype, recvbuf, rcounts, rdispls, rtype, local_ok, to_mpi, lagged_ok, -1, -1);
+  });
 }
 
 template <class ToMpi>
@@ -1248,15 +1274,21 @@ int exchange_on(MPI_Comm comm, CommState* s, const void* sendbuf, const int* sco
 template <class ToMpi>
 int alltoall(const char* call, MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
              bool local_ok, ToMpi to_mpi, bool lagged_ok = true) {
-  if (!config.on || inside || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE) return to_mpi();
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
-  // Displacements beyond int: this rank cannot (the agreement sends every rank to MPI).
-  const bool fits = std::int64_t{size} * std::max(sendcount, recvcount) <= INT_MAX;
-  std::vector<int> sc(static_cast<std::size_t>(size), sendcount), sd(sc.size()), rc(sc.size(), recvcount), rd(sc.size());
-  for (int j = 0; fits && j < size; ++j) sd[j] = j * sendcount, rd[j] = j * recvcount;
-  return exchange(call, comm, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, local_ok && fits, to_mpi, lagged_ok,
-                  sendcount, recvcount);
+  if (sendbuf == MPI_IN_PLACE) return to_mpi();
+  return intercepted(call, comm, to_mpi, [&](CommState* s) {
+    // Displacements beyond int: this rank cannot (the agreement sends every rank to MPI). The
+    // arrays are made again only when the counts change.
+    const bool fits = std::int64_t{s->size} * std::max(sendcount, recvcount) <= INT_MAX;
+    auto& u = s->uniform;
+    if (u.sendcount != sendcount || u.recvcount != recvcount) {
+      const auto n = static_cast<std::size_t>(s->size);
+      u.sc.assign(n, sendcount), u.rc.assign(n, recvcount), u.sd.assign(n, 0), u.rd.assign(n, 0);
+      for (int j = 0; fits && j < s->size; ++j) u.sd[j] = j * sendcount, u.rd[j] = j * recvcount;
+      u.sendcount = sendcount, u.recvcount = recvcount;
+    }
+    return exchange_on(comm, s, sendbuf, u.sc.data(), u.sd.data(), sendtype, recvbuf, u.rc.data(), u.rd.data(), recvtype, local_ok && fits, to_mpi,
+                       lagged_ok, sendcount, recvcount);
+  });
 }
 
 void print_summary() {
@@ -1506,64 +1538,60 @@ COMMFIT_PMPI_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
   auto to_mpi = [&] {
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
-  if (!config.on || inside || comm == MPI_COMM_NULL) return to_mpi();
-  const Inside guard;
-  CommState* s = state_of(comm);
-  if (s->passthrough) return to_mpi();
-  const OneCaller one(s);
-  if (!one.alone()) return one.refuse(comm, "MPI_Neighbor_alltoallv");
-  Neighbours& nb = s->neighbours;
-  if (!nb.known) {
-    // Once per communicator (its topology does not change): the lists, and whether they map to one
-    // message per peer on every rank (a neighbour listed twice or MPI_PROC_NULL does not), agreed.
-    int kind = MPI_UNDEFINED;
-    PMPI_Topo_test(comm, &kind);
-    if (kind == MPI_DIST_GRAPH) {
-      int indegree = 0, outdegree = 0, weighted = 0;
-      PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
-      nb.sources.resize(static_cast<std::size_t>(indegree));
-      nb.destinations.resize(static_cast<std::size_t>(outdegree));
-      PMPI_Dist_graph_neighbors(comm, indegree, nb.sources.data(), MPI_UNWEIGHTED, outdegree, nb.destinations.data(), MPI_UNWEIGHTED);
-    } else if (kind == MPI_GRAPH) {
-      int n = 0;
-      PMPI_Graph_neighbors_count(comm, s->rank, &n);
-      nb.sources.resize(static_cast<std::size_t>(n));
-      PMPI_Graph_neighbors(comm, s->rank, n, nb.sources.data());
-      nb.destinations = nb.sources;
-    } else if (kind == MPI_CART) {
-      int dims = 0;
-      PMPI_Cartdim_get(comm, &dims);
-      for (int d = 0; d < dims; ++d) {   // the MPI standard's order: -1 then +1 in each dimension
-        int lo = 0, hi = 0;
-        PMPI_Cart_shift(comm, d, 1, &lo, &hi);
-        nb.sources.push_back(lo), nb.sources.push_back(hi);
+  return intercepted("MPI_Neighbor_alltoallv", comm, to_mpi, [&](CommState* s) {
+    Neighbours& nb = s->neighbours;
+    if (!nb.known) {
+      // Once per communicator (its topology does not change): the lists, and whether they map to one
+      // message per peer on every rank (a neighbour listed twice or MPI_PROC_NULL does not), agreed.
+      int kind = MPI_UNDEFINED;
+      PMPI_Topo_test(comm, &kind);
+      if (kind == MPI_DIST_GRAPH) {
+        int indegree = 0, outdegree = 0, weighted = 0;
+        PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted);
+        nb.sources.resize(static_cast<std::size_t>(indegree));
+        nb.destinations.resize(static_cast<std::size_t>(outdegree));
+        PMPI_Dist_graph_neighbors(comm, indegree, nb.sources.data(), MPI_UNWEIGHTED, outdegree, nb.destinations.data(), MPI_UNWEIGHTED);
+      } else if (kind == MPI_GRAPH) {
+        int n = 0;
+        PMPI_Graph_neighbors_count(comm, s->rank, &n);
+        nb.sources.resize(static_cast<std::size_t>(n));
+        PMPI_Graph_neighbors(comm, s->rank, n, nb.sources.data());
+        nb.destinations = nb.sources;
+      } else if (kind == MPI_CART) {
+        int dims = 0;
+        PMPI_Cartdim_get(comm, &dims);
+        for (int d = 0; d < dims; ++d) {   // the MPI standard's order: -1 then +1 in each dimension
+          int lo = 0, hi = 0;
+          PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+          nb.sources.push_back(lo), nb.sources.push_back(hi);
+        }
+        nb.destinations = nb.sources;
+      } else {
+        return to_mpi();   // no topology: MPI reports the error (on every rank: none is known)
       }
-      nb.destinations = nb.sources;
-    } else {
-      return to_mpi();   // no topology: MPI reports the error (on every rank: none is known)
+      const auto n = static_cast<std::size_t>(s->size);
+      std::vector<char> seen_out(n, 0), seen_in(n, 0);
+      int ok = 1, everywhere = 0;
+      for (const int d : nb.destinations) ok &= d >= 0 && d < s->size && !seen_out[static_cast<std::size_t>(d)]++;
+      for (const int q : nb.sources) ok &= q >= 0 && q < s->size && !seen_in[static_cast<std::size_t>(q)]++;
+      PMPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_MIN, agree_comm(comm, s));
+      nb.mappable = everywhere == 1;
+      for (auto* v : {&nb.sc, &nb.sd, &nb.rc, &nb.rd}) v->assign(n, 0);
+      nb.known = true;
     }
-    const auto n = static_cast<std::size_t>(s->size);
-    std::vector<char> seen_out(n, 0), seen_in(n, 0);
-    int ok = 1, everywhere = 0;
-    for (const int d : nb.destinations) ok &= d >= 0 && d < s->size && !seen_out[static_cast<std::size_t>(d)]++;
-    for (const int q : nb.sources) ok &= q >= 0 && q < s->size && !seen_in[static_cast<std::size_t>(q)]++;
-    PMPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_MIN, agree_comm(comm, s));
-    nb.mappable = everywhere == 1;
-    for (auto* v : {&nb.sc, &nb.sd, &nb.rc, &nb.rd}) v->assign(n, 0);
-    nb.known = true;
-  }
-  if (!nb.mappable) return to_mpi();
-  // Full-length counts and displacements (zero for non-neighbours).
-  for (std::size_t k = 0; k < nb.destinations.size(); ++k) {
-    const auto d = static_cast<std::size_t>(nb.destinations[k]);
-    nb.sc[d] = sendcounts[k], nb.sd[d] = sdispls[k];
-  }
-  for (std::size_t k = 0; k < nb.sources.size(); ++k) {
-    const auto q = static_cast<std::size_t>(nb.sources[k]);
-    nb.rc[q] = recvcounts[k], nb.rd[q] = rdispls[k];
-  }
-  return exchange_on(comm, s, sendbuf, nb.sc.data(), nb.sd.data(), sendtype, recvbuf, nb.rc.data(), nb.rd.data(), recvtype, sendbuf != MPI_IN_PLACE,
-                     to_mpi, true, -1, -1);
+    if (!nb.mappable) return to_mpi();
+    // Full-length counts and displacements (zero for non-neighbours).
+    for (std::size_t k = 0; k < nb.destinations.size(); ++k) {
+      const auto d = static_cast<std::size_t>(nb.destinations[k]);
+      nb.sc[d] = sendcounts[k], nb.sd[d] = sdispls[k];
+    }
+    for (std::size_t k = 0; k < nb.sources.size(); ++k) {
+      const auto q = static_cast<std::size_t>(nb.sources[k]);
+      nb.rc[q] = recvcounts[k], nb.rd[q] = rdispls[k];
+    }
+    return exchange_on(comm, s, sendbuf, nb.sc.data(), nb.sd.data(), sendtype, recvbuf, nb.rc.data(), nb.rd.data(), recvtype, sendbuf != MPI_IN_PLACE,
+                       to_mpi, true, -1, -1);
+  });
 }
 
 // The Fortran names, in each of the spellings Fortran compilers use (gfortran: lower case with one
