@@ -2,7 +2,7 @@
  * pattern (MPI_INT, displacements with gaps), with MPI_Alltoall, MPI_Neighbor_alltoallv on a
  * distributed graph, an MPI_IN_PLACE call, a non-contiguous datatype and a split communicator mixed in. Run it with and without
  * LD_PRELOAD=libcommfit_pmpi.so (tests/mpi/pmpi.cmake): the output must be byte-identical.
- *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change|resize|drift|short
+ *   mpirun -np N pmpi_alltoallv ITERATIONS steady|change|resize|drift|short|types
  * "change" switches to a second pattern half way, and back to the first at three quarters;
  * "resize" does the same with the first pattern's nonzeros at other sizes (pattern reuse).
  * "drift" changes the pattern as a running code does: in blocks of 16 calls, the first six repeat
@@ -11,7 +11,9 @@
  * and a few lose one (another sparsity).
  * "short" is an erroneous program: in its last quarter rank 0 sends the first rank it sends to one
  * int fewer than that rank expects (MPI delivers what was sent and leaves the last int alone; so must the interposer).
- * Prints, per rank, a digest of every receive buffer of every call (gaps included). */
+ * Prints, per rank, a digest of every receive buffer of every call (gaps included).
+ * "types" times each kind of call of the loop alone instead (ITERATIONS calls of it, after as many
+ * untimed) and prints rank 0's time per call of each. */
 #include <mpi.h>
 
 #include <stdint.h>
@@ -173,6 +175,28 @@ int main(int argc, char** argv) {
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   MPI_Comm graph = neighbour_graph();
+  if (argc > 2 && strcmp(argv[2], "types") == 0) {
+    static const char* const names[5] = {"MPI_Alltoallv (world)", "MPI_Alltoallv (a half)", "MPI_Alltoall", "MPI_Neighbor_alltoallv",
+                                         "in place and strided"};
+    for (int kind = 0; kind < 5; ++kind)
+      for (int timed = 0; timed < 2; ++timed) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        for (int it = 0; it < iterations; ++it) {
+          if (kind == 0) alltoallv_round(MPI_COMM_WORLD, 0, it);
+          if (kind == 1) alltoallv_round(half, 0, it);
+          if (kind == 2) alltoall_round(MPI_COMM_WORLD, it);
+          if (kind == 3) neighbour_round(graph, it);
+          if (kind == 4) unusual_rounds(MPI_COMM_WORLD, it);
+        }
+        const double t = MPI_Wtime() - t0;
+        if (rank == 0 && timed) printf("%s: %.3f us per call\n", names[kind], 1e6 * t / iterations);
+      }
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&graph);
+    MPI_Finalize();
+    return 0;
+  }
   for (int it = 0; it < iterations; ++it) {
     const int which = drift ? 5 : it == iterations / 4 ? 3 : short_end && it >= 3 * iterations / 4 ? 4 : it >= iterations / 2 && it < 3 * iterations / 4 ? change : 0;
     alltoallv_round(MPI_COMM_WORLD, which, it);
