@@ -418,17 +418,32 @@ void refuse_unless_plan_dir_once(const std::filesystem::path& dir) {
 }  // namespace
 
 // Another writer may swap a new plan in and remove the old directory while we list it: a refusal
-// stands only if `dir` still names the directory that was inspected.
+// stands only if `dir` still names the directory that was inspected. A directory is held open while
+// it is inspected and compared as the reader compares it (replaced_since): removed meanwhile, it
+// counts as replaced, and held, its inode number cannot pass to the directory swapped in. What
+// cannot be opened as a directory (a link, a file, nothing) is compared by lstat before and after.
 void refuse_unless_plan_dir(const std::filesystem::path& dir) {
   for (int attempt = 1;; ++attempt) {
     struct stat before {}, after {};
     const bool had = ::lstat(dir.c_str(), &before) == 0;
+    struct Held {
+      int fd;
+      ~Held() {
+        if (fd >= 0) ::close(fd);
+      }
+    } held{had && S_ISDIR(before.st_mode) ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1};
     try {
       refuse_unless_plan_dir_once(dir);
       return;
     } catch (const UsageError&) {
-      const bool has = ::lstat(dir.c_str(), &after) == 0;
-      const bool same = had == has && (!had || (before.st_ino == after.st_ino && before.st_dev == after.st_dev));
+      bool same = false;
+      if (held.fd >= 0) {
+        const NameState inspected = name_state(held.fd);
+        same = !inspected.unlinked && !replaced_since(dir, inspected);
+      } else {
+        const bool has = ::lstat(dir.c_str(), &after) == 0;
+        same = had == has && (!had || (before.st_ino == after.st_ino && before.st_dev == after.st_dev));
+      }
       if (same || attempt == kReadAttempts) throw;
     }
   }
