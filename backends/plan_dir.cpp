@@ -34,6 +34,14 @@ using OrderedJson = nlohmann::ordered_json;
 // Strict reading of one JSON object: every field is named once, unknown fields are errors.
 using Fields = JsonFields;
 
+// Closes a descriptor at the end of its scope (none when negative).
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 const char* fingerprint_problem(const std::string& fp) {
   if (fp.size() != 71 || fp.rfind("sha256:", 0) != 0) return "expected \"sha256:\" and 64 hex digits";
   for (std::size_t k = 7; k < fp.size(); ++k)
@@ -239,10 +247,7 @@ namespace {
 // Reads and parses the open regular file `fd` of `size` bytes as it goes (ir/json_input.h),
 // closing it: white space costs no memory.
 OrderedJson read_json_fd(int fd, std::uint64_t size, const std::string& shown) {
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const FdCloser closer{fd};
   FileChunks in(fd_source(fd), shown, size);
   return parse_strict_json(in, shown);
 }
@@ -349,10 +354,7 @@ Plan read_plan_dir(const std::filesystem::path& dir, bool check_hash) {
       if (err == ENOENT && attempt < kReadAttempts && replaced_since(dir, NameState{})) continue;   // missing for a moment
       throw InputError(dir.string(), "", std::string("cannot open the plan directory: ") + std::strerror(err));
     }
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{dir_fd};
+    const FdCloser closer{dir_fd};
     try {
       return read_plan_at(dir, dir_fd, check_hash);
     } catch (const InputError&) {
@@ -424,14 +426,9 @@ void refuse_unless_plan_dir_once(const std::filesystem::path& dir) {
 // cannot be opened as a directory (a link, a file, nothing) is compared by lstat before and after.
 void refuse_unless_plan_dir(const std::filesystem::path& dir) {
   for (int attempt = 1;; ++attempt) {
-    struct stat before {}, after {};
+    struct stat before {};
     const bool had = ::lstat(dir.c_str(), &before) == 0;
-    struct Held {
-      int fd;
-      ~Held() {
-        if (fd >= 0) ::close(fd);
-      }
-    } held{had && S_ISDIR(before.st_mode) ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1};
+    const FdCloser held{had && S_ISDIR(before.st_mode) ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1};
     try {
       refuse_unless_plan_dir_once(dir);
       return;
@@ -441,6 +438,7 @@ void refuse_unless_plan_dir(const std::filesystem::path& dir) {
         const NameState inspected = name_state(held.fd);
         same = !inspected.unlinked && !replaced_since(dir, inspected);
       } else {
+        struct stat after {};
         const bool has = ::lstat(dir.c_str(), &after) == 0;
         same = had == has && (!had || (before.st_ino == after.st_ino && before.st_dev == after.st_dev));
       }

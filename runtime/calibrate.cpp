@@ -202,7 +202,6 @@ Sample flows(const std::vector<int>& ends, const commfit::FlowTrial& trial, cons
   if (group != MPI_COMM_NULL) {
     for (int b = 0; b < s.blocks + 1; ++b) {
       MPI_Barrier(group);
-      const double t = MPI_Wtime();
       double slowest = 0;
       if (rank == gatherer) {
         for (int j = 0; j < participants; ++j) {
@@ -210,9 +209,10 @@ Sample flows(const std::vector<int>& ends, const commfit::FlowTrial& trial, cons
           MPI_Recv(&took, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
           slowest = std::max(slowest, took);
         }
-        for (int node = 0; node <= used; ++node) MPI_Send(&slowest, 1, MPI_DOUBLE, world(node), 5, MPI_COMM_WORLD);
+        for (int node = 0; node < participants; ++node) MPI_Send(&slowest, 1, MPI_DOUBLE, world(node), 5, MPI_COMM_WORLD);
         continue;
       }
+      const double t = MPI_Wtime();
       for (std::size_t j = 0; j < mine.size(); ++j) {
         char* at = buf.data() + mine[j].at;
         if (mine[j].sending) MPI_Isend(at, mine[j].bytes, MPI_BYTE, mine[j].peer, 2, MPI_COMM_WORLD, &req[j]);
