@@ -46,8 +46,8 @@ bool CallPolicy::budget_spent(const PatternRecord& p, bool has_plan, bool model,
 }
 
 Path CallPolicy::lagged_path(bool agreement_open, bool has_plan) const {
-  // The call the next agreement is on is the one timed: it runs the trial.
-  const Trial trial = agreement_due(agreement_open) ? trial_ : Trial::none;
+  // The call the next agreement is on is the one timed: it runs the trial, after the call before it.
+  const Trial trial = agreement_due(agreement_open) || warm_up_due(agreement_open) ? trial_ : Trial::none;
   if (trial == Trial::mpi) return Path::mpi;
   if (trial == Trial::direct || (!has_plan && use_direct_)) return Path::direct;
   return has_plan ? Path::plan : Path::mpi;
@@ -95,7 +95,7 @@ void CallPolicy::choose_baseline(const PatternRecord& p) {
   use_direct_ = p.baseline_known() ? p.direct_better() : true;
   const double mpi_t = p.mpi.per_call(), direct_t = p.direct.per_call();
   const bool close = std::max(mpi_t, direct_t) < 1.5 * std::min(mpi_t, direct_t);
-  if (!p.baseline_known()) trial_ = (agreed_calls_ & 1) ? Trial::direct : Trial::mpi;
+  if (!p.baseline_settled()) trial_ = (agreed_calls_ & 1) ? Trial::direct : Trial::mpi;
   else if (close && agreed_calls_ % 4 == 0) trial_ = (agreed_calls_ / 4) & 1 ? Trial::direct : Trial::mpi;
   else trial_ = Trial::none;
 }
@@ -126,12 +126,14 @@ void CallPolicy::space_agreements(const Signature& seen, const PatternRecord& p,
   const bool held = over_budget || planning_stopped_;
   const bool judged = has_plan && (p.plan.calls > kTrials || p.mpi.calls == 0);
   const long long due_in = std::max<long long>(settings_.threshold - p.calls, settings_.plan_after - lagged_calls_);
-  const bool waiting = !has_plan && !p.failed && !p.mpi_kept && p.baseline_known() && due_in > 1;
+  const bool waiting = !has_plan && !p.failed && !p.mpi_kept && p.baseline_settled() && due_in > 1;
   const bool settled = judged || p.failed || p.mpi_kept || held || waiting;
   lag_gap_ = (seen == lag_last_ || held) && settled && !planning_underway ? std::min(kMaxGap, 2 * lag_gap_ + 1) : 0;
   if (waiting && !held) lag_gap_ = static_cast<int>(std::min<long long>(lag_gap_, due_in - 1));
   lag_last_ = seen;
   lag_skip_ = lag_gap_ + static_cast<int>(mix(agreed_calls_) & 1);
+  // A trial's timed call comes after one call of its own (lagged_path): never the next call.
+  if (trial_ != Trial::none) lag_skip_ = std::max(lag_skip_, 1);
 }
 
 bool CallPolicy::plan_lagged(const PatternRecord& p, bool has_plan, bool planning_underway, bool over_budget, bool file_everywhere) const {

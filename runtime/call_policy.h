@@ -59,6 +59,9 @@ struct PatternRecord {
   // What runs this pattern best without its plan, once both have been timed past their first
   // call: MPI or the direct exchange; and its time per call.
   bool baseline_known() const { return mpi.warm() && direct.warm(); }
+  // Both timed on three calls past their first: a median that one slow call (the rank off its
+  // core a moment) does not decide. Until then the timed calls try the two in turn.
+  bool baseline_settled() const { return mpi.calls > 3 && direct.calls > 3; }
   bool direct_better() const { return baseline_known() && direct.per_call() < mpi.per_call(); }
   double baseline_per_call() const { return direct_better() ? direct.per_call() : mpi.per_call(); }
 };
@@ -116,12 +119,19 @@ class CallPolicy {
   // The lagged path, in a call: what it runs. `agreement_open`: an agreement is under way (its
   // decisions not yet taken); `has_plan`: a plan is in use for the calls. The call the next
   // agreement is on (none under way, no call left to skip, past the first three) runs the trial the
-  // last agreement chose; the others a plan when there is one, else the faster of MPI and the
-  // direct exchange (the direct exchange until both are timed).
+  // last agreement chose, and so does the call before it, untimed: a method timed on the call
+  // after another's runs cold (its code and MPI's state for it not in the caches; under perf at
+  // np 2, MPI_Alltoall's 0.6 us took twice that after the direct exchange), which would favour
+  // whatever ran the calls before. The others run a plan when there is one, else the faster of
+  // MPI and the direct exchange (the direct exchange until both are timed).
   Path lagged_path(bool agreement_open, bool has_plan) const;
   // True when the next agreement is on the coming call (the one lagged_call_done then reports):
   // the call that is timed.
   bool agreement_due(bool agreement_open) const { return !agreement_open && lag_skip_ == 0 && lagged_calls_ >= 3; }
+  // True when the call after the coming one is the one timed: the trial's warm-up.
+  bool warm_up_due(bool agreement_open) const {
+    return !agreement_open && !agreement_due(agreement_open) && lag_skip_ <= 1 && lagged_calls_ >= 2;
+  }
   // After a call on the lagged path: counts it; true when the next agreement is on it (the call
   // then starts it). Not while one is under way, nor on the calls the gap skips, nor on a
   // communicator's first three calls (one used for a few calls pays no agreement).
@@ -140,9 +150,9 @@ class CallPolicy {
   // MPI and the direct exchange is dropped (p.mpi_kept; the pattern goes to that faster one).
   Verdict judge_plan(PatternRecord& p, bool has_plan) const;
   // ... which of MPI and the direct exchange the calls with no plan take, and the trial of the
-  // next agreed call: the two in turn until both are timed past their first call; then, while they
-  // are within 1.5x of each other, each again in turn every fourth agreement, so that each is
-  // compared by what it takes now; one far slower is not paid for again.
+  // next agreed call: the two in turn until both are timed on three calls past their first; then,
+  // while they are within 1.5x of each other, each again in turn every fourth agreement, so that
+  // each is compared by what it takes now; one far slower is not paid for again.
   void choose_baseline(const PatternRecord& p);
   bool use_direct() const { return use_direct_; }
   Trial trial() const { return trial_; }
@@ -155,7 +165,8 @@ class CallPolicy {
   // ... the gap to the next agreement: doubling (up to kMaxGap) while agreements see the same
   // pattern (`seen`) and it is settled (its plan judged, failed, MPI kept, planning held, or its
   // baseline timed with planning not yet due), or while planning is held, 0 otherwise; then one
-  // call more or not by a draw every rank makes alike.
+  // call more or not by a draw every rank makes alike; at least one when a trial is due (its
+  // warm-up call). Called after choose_baseline.
   void space_agreements(const Signature& seen, const PatternRecord& p, bool has_plan, bool over_budget, bool planning_underway);
   // The calls an agreement completing now counts for the pattern it saw (`seen`): its own, and the
   // gap before it when the agreement before saw the same pattern.

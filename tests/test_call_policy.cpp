@@ -27,11 +27,11 @@ void timed(Timings& t, double seconds, int n) {
   for (int k = 0; k < n; ++k) t.add(seconds);
 }
 
-// A pattern with MPI and the direct exchange both timed past their first call.
+// A pattern with MPI and the direct exchange both timed on three calls past their first.
 PatternRecord measured(double mpi_s, double direct_s) {
   PatternRecord p;
-  timed(p.mpi, mpi_s, 3);
-  timed(p.direct, direct_s, 3);
+  timed(p.mpi, mpi_s, 4);
+  timed(p.direct, direct_s, 4);
   return p;
 }
 
@@ -112,6 +112,50 @@ TEST_CASE("call policy: until both are timed, the direct exchange runs and the t
     CHECK(policy.lagged_path(true, false) == Path::direct);
     CHECK(policy.lagged_path(true, true) == Path::plan);
   }
+}
+
+TEST_CASE("call policy: a trial runs on the call before the timed one too, untimed") {
+  // MPI timed once, the direct exchange not at all: the second agreement's trial is MPI, while the
+  // calls without a trial run the direct exchange.
+  CallPolicy policy = after_agreements(2);
+  past_first_calls(policy);
+  PatternRecord p;
+  timed(p.mpi, 1e-3, 1);
+  policy.choose_baseline(p);
+  REQUIRE(policy.trial() == Trial::mpi);
+  REQUIRE(policy.use_direct());
+  policy.space_agreements(Signature{1, 2}, p, false, false, false);
+  // The call after the agreement is never the timed one: it warms MPI up.
+  CHECK_FALSE(policy.agreement_due(false));
+  CHECK(policy.warm_up_due(false));
+  CHECK(policy.lagged_path(false, false) == Path::mpi);
+  CHECK_FALSE(policy.lagged_call_done(false));
+  // The next is timed, on MPI again.
+  CHECK(policy.agreement_due(false));
+  CHECK_FALSE(policy.warm_up_due(false));
+  CHECK(policy.lagged_path(false, false) == Path::mpi);
+  CHECK(policy.lagged_call_done(false));
+  // While its agreement is under way, the usual path.
+  CHECK(policy.lagged_path(true, false) == Path::direct);
+}
+
+TEST_CASE("call policy: one slow call does not settle MPI against the direct exchange") {
+  // One MPI call 20x the others (the rank off its core): until each has three timed calls past
+  // its first, the trials go on; then the median decides.
+  PatternRecord p;
+  timed(p.direct, 2e-6, 2);
+  p.mpi.add(1e-6);
+  p.mpi.add(20e-6);
+  CallPolicy policy = after_agreements(3);
+  policy.choose_baseline(p);
+  CHECK(policy.use_direct());   // for now, by the one sample
+  CHECK(policy.trial() == Trial::direct);
+  timed(p.mpi, 1e-6, 2);
+  timed(p.direct, 2e-6, 2);
+  CallPolicy later = after_agreements(5);
+  later.choose_baseline(p);
+  CHECK_FALSE(later.use_direct());   // MPI's median: 1 us against 2
+  CHECK(later.trial() == Trial::none);   // 2x apart: not timed again
 }
 
 TEST_CASE("call policy: within 1.5x of each other, MPI and the direct exchange are timed again every fourth agreement") {
@@ -324,7 +368,7 @@ TEST_CASE("call policy: agreements space out while they see one settled pattern"
   CHECK(last >= 15);
 }
 
-// A pattern with no plan whose MPI and direct times are known waits for planning to be due: the
+// A pattern with no plan whose MPI and direct times are settled waits for planning to be due: the
 // agreements space out, each counts the calls of the gap before it, and the gap ends by the call
 // planning is due on (the threshold's, then COMMFIT_PLAN_AFTER's).
 TEST_CASE("call policy: agreements space out while planning is not yet due") {
@@ -337,8 +381,8 @@ TEST_CASE("call policy: agreements space out while planning is not yet due") {
     settings.plan_after = plan_after;
     CallPolicy policy(settings);
     PatternRecord p;
-    timed(p.mpi, 2e-3, 2);
-    timed(p.direct, 1e-3, 2);
+    timed(p.mpi, 2e-3, 4);
+    timed(p.direct, 1e-3, 4);
     const Signature a{1, 2};
     past_first_calls(policy);
     int agreements = 0;
@@ -361,8 +405,8 @@ TEST_CASE("call policy: agreements space out while planning is not yet due") {
   // A pattern seen after another counts its own call only.
   CallPolicy policy({});
   PatternRecord p;
-  timed(p.mpi, 2e-3, 2);
-  timed(p.direct, 1e-3, 2);
+  timed(p.mpi, 2e-3, 4);
+  timed(p.direct, 1e-3, 4);
   past_first_calls(policy);
   for (int k = 0; k < 4; ++k) policy.space_agreements(Signature{1, 2}, p, false, false, false);
   CHECK(policy.counted_calls(Signature{1, 2}) > 1);
