@@ -8,11 +8,6 @@
 
 namespace commfit::pmpi {
 
-void Timings::add(double seconds) {
-  if (calls++ == 0) first = seconds;
-  else last[(calls - 2) % 8] = seconds;
-}
-
 namespace {
 // The timed calls after the first, sorted; their number.
 int sorted_samples(const Timings& t, double (&v)[8]) {
@@ -21,13 +16,19 @@ int sorted_samples(const Timings& t, double (&v)[8]) {
   std::sort(v, v + n);
   return n;
 }
+
+double sorted_median(const Timings& t) {
+  if (t.calls < 2) return t.first;
+  double v[8];
+  const int n = sorted_samples(t, v);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 }  // namespace
 
-double Timings::per_call() const {
-  if (calls < 2) return first;
-  double v[8];
-  const int n = sorted_samples(*this, v);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+void Timings::add(double seconds) {
+  if (calls++ == 0) first = seconds;
+  else last[(calls - 2) % 8] = seconds;
+  median = sorted_median(*this);
 }
 
 Timings::Spread Timings::spread() const {
