@@ -87,6 +87,9 @@ struct PolicySettings {
   long long plan_after = 64;
   std::size_t max_plans = 8;
   double plan_budget = 0.1;
+  // Patterns are watched from the first calls (COMMFIT_RECORD records them, COMMFIT_PLAN's plans
+  // replay them): the first agreement does not wait for plan_after.
+  bool watch_from_start = false;
 };
 
 // One communicator's choice.
@@ -128,14 +131,20 @@ class CallPolicy {
   Path lagged_path(bool agreement_open, bool has_plan) const;
   // True when the next agreement is on the coming call (the one lagged_call_done then reports):
   // the call that is timed.
-  bool agreement_due(bool agreement_open) const { return !agreement_open && lag_skip_ == 0 && lagged_calls_ >= 3; }
+  bool agreement_due(bool agreement_open) const { return !agreement_open && lag_skip_ == 0 && lagged_calls_ >= first_agreement(); }
   // True when the call after the coming one is the one timed: the trial's warm-up.
   bool warm_up_due(bool agreement_open) const {
-    return !agreement_open && !agreement_due(agreement_open) && lag_skip_ <= 1 && lagged_calls_ >= 2;
+    return !agreement_open && !agreement_due(agreement_open) && lag_skip_ <= 1 && lagged_calls_ + 1 >= first_agreement();
   }
+  // The call the first agreement is on: after COMMFIT_PLAN_AFTER calls (at least three), every one
+  // of them MPI's with nothing of the interposer's in it. A program that times its alternatives
+  // at set-up times MPI's calls, not the trials of the direct exchange (under oversubscription
+  // those made the set-up's MPI_Alltoallv 1.5x slower); a communicator used for a few calls and
+  // freed pays nothing. With COMMFIT_RECORD or COMMFIT_PLAN (watch_from_start), after three.
+  long long first_agreement() const { return settings_.watch_from_start ? 3 : std::max<long long>(3, settings_.plan_after); }
   // After a call on the lagged path: counts it; true when the next agreement is on it (the call
-  // then starts it). Not while one is under way, nor on the calls the gap skips, nor on a
-  // communicator's first three calls (one used for a few calls pays no agreement).
+  // then starts it). Not while one is under way, nor on the calls the gap skips, nor before
+  // first_agreement().
   bool lagged_call_done(bool agreement_open);
   // The calls since the last agreement started, for the one starting now (and the count restarts).
   double take_window();

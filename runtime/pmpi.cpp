@@ -224,7 +224,7 @@ struct CommState {
   bool file_fits = false;                        // ... are the plan file's
   // The choice of each call's path from agreed values (runtime/call_policy.h), with the planning
   // budget's sums and the lagged agreements' spacing.
-  CallPolicy policy{{config.threshold, config.plan_after, config.max_plans, config.plan_budget}};
+  CallPolicy policy{{config.threshold, config.plan_after, config.max_plans, config.plan_budget, !config.record.empty() || !config.plan_files.empty()}};
   // The lagged path: the agreement on one call (started when it ends, one step taken in each
   // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
   // what that call ran, and what every rank runs on the next one.

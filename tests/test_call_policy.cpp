@@ -45,7 +45,7 @@ CallPolicy after_agreements(int n, const PolicySettings& settings = {}) {
 // The policy with its lagged path past the first calls and no agreement gap: the next call is
 // the one an agreement is on.
 void past_first_calls(CallPolicy& policy) {
-  for (int k = 0; k < 4; ++k) policy.lagged_call_done(true);
+  while (policy.lagged_calls() <= policy.first_agreement()) policy.lagged_call_done(true);
 }
 
 }  // namespace
@@ -177,20 +177,33 @@ TEST_CASE("call policy: within 1.5x of each other, MPI and the direct exchange a
   }
 }
 
-TEST_CASE("call policy: the calls before the first agreements and in the gap run no trial") {
-  CallPolicy policy = after_agreements(1);
-  policy.choose_baseline(PatternRecord{});   // nothing timed: trial the direct exchange (odd agreement)
-  CHECK(policy.trial() == Trial::direct);
-  // A communicator's first three calls: no trial; use_direct decides (the direct exchange).
-  CHECK(policy.lagged_path(false, false) == Path::direct);
-  CHECK_FALSE(policy.lagged_call_done(false));
-  CHECK_FALSE(policy.lagged_call_done(false));
-  CHECK_FALSE(policy.lagged_call_done(false));
-  CHECK(policy.lagged_call_done(false));   // the fourth call starts the first agreement
-  CHECK(policy.take_window() == 4);        // ... standing for the four calls
-  CHECK(policy.take_window() == 0);
-  policy.choose_baseline(measured(1e-3, 5e-3));
-  CHECK(policy.lagged_path(false, false) == Path::mpi);
+TEST_CASE("call policy: a communicator's first COMMFIT_PLAN_AFTER calls are MPI's, with no agreement") {
+  // (COMMFIT_RECORD or COMMFIT_PLAN given: patterns watched from the start, after three calls.)
+  for (const auto& [plan_after, watch] : {std::pair{64LL, false}, std::pair{0LL, false}, std::pair{64LL, true}}) {
+    CAPTURE(plan_after);
+    CAPTURE(watch);
+    PolicySettings settings;
+    settings.plan_after = plan_after;
+    settings.watch_from_start = watch;
+    CallPolicy policy(settings);
+    const long long first = watch ? 3 : std::max<long long>(3, plan_after);   // at least three calls
+    for (long long k = 0; k < first; ++k) {
+      CHECK(policy.lagged_path(false, false) == Path::mpi);   // the call as the program made it
+      CHECK_FALSE(policy.agreement_due(false));
+      CHECK_FALSE(policy.lagged_call_done(false));
+    }
+    // The next call starts the first agreement, standing for every call so far; it times MPI
+    // (after MPI's calls: warm).
+    CHECK(policy.agreement_due(false));
+    CHECK(policy.lagged_path(false, false) == Path::mpi);
+    CHECK(policy.lagged_call_done(false));
+    CHECK(policy.take_window() == static_cast<double>(first + 1));
+    CHECK(policy.take_window() == 0);
+    // Once MPI is timed far faster, the calls with no plan stay with it.
+    policy.agreed();
+    policy.choose_baseline(measured(1e-3, 5e-3));
+    CHECK(policy.lagged_path(false, false) == Path::mpi);
+  }
 }
 
 TEST_CASE("call policy: a plan slower than the faster of MPI and the direct exchange is dropped") {
