@@ -122,7 +122,7 @@ class CallPolicy {
 
   // The lagged path, in a call: what it runs. `agreement_open`: an agreement is under way (its
   // decisions not yet taken); `has_plan`: a plan is in use for the calls. The call the next
-  // agreement is on (none under way, no call left to skip, past the first three) runs the trial the
+  // agreement is on (none under way, no call left to skip, past first_agreement()) runs the trial the
   // last agreement chose, and so does the call before it, untimed: a method timed on the call
   // after another's runs cold (its code and MPI's state for it not in the caches; under perf at
   // np 2, MPI_Alltoall's 0.6 us took twice that after the direct exchange), which would favour

@@ -19,7 +19,7 @@
 # times one exchange so).
 #
 #   bench/smpi/pmpi_rows.sh CORE_BUILD_DIR OUT_DIR [PLATFORM ...]   (fattree-64 torus-64 by default)
-#   env: CALLS (20), WARM (100), GAP (unset: back to back; e.g. 0.1), NATIVE_CALLS (5, after 2;
+#   env: CALLS (20), WARM (200), GAP (unset: back to back; e.g. 0.1), NATIVE_CALLS (5, after 2;
 #        0: SMPI's MPI_Alltoallv not run), ROWS ("moe:16384 moe:262144 samplesort:262144")
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,7 @@ out=${2:?usage: pmpi_rows.sh CORE_BUILD_DIR OUT_DIR [PLATFORM ...]}
 shift 2
 plats=("$@")
 [[ ${#plats[@]} -gt 0 ]] || plats=(fattree-64 torus-64)
-calls=${CALLS:-20} warm=${WARM:-100} native_calls=${NATIVE_CALLS:-5} gap=(${GAP:+"$GAP"})
+calls=${CALLS:-20} warm=${WARM:-200} native_calls=${NATIVE_CALLS:-5} gap=(${GAP:+"$GAP"})
 read -r -a rows <<<"${ROWS:-moe:16384 moe:262144 samplesort:262144}"
 gen=$core/bench/smpi/bench_smpi_patterns
 [[ -x $gen ]] || { echo "pmpi_rows.sh: $gen missing (build target bench_smpi_patterns first)" >&2; exit 2; }
