@@ -124,8 +124,8 @@ class CallPolicy {
   // decisions not yet taken); `has_plan`: a plan is in use for the calls. The call the next
   // agreement is on (none under way, no call left to skip, past first_agreement()) runs the trial the
   // last agreement chose, and so does the call before it, untimed: a method timed on the call
-  // after another's runs cold (its code and MPI's state for it not in the caches; under perf at
-  // np 2, MPI_Alltoall's 0.6 us took twice that after the direct exchange), which would favour
+  // after another's runs cold (its code and MPI's state for it not in the caches; timed so at np 2,
+  // MPI_Alltoall's 0.6 us measured 2-3 times that after the direct exchange), which would favour
   // whatever ran the calls before. The others run a plan when there is one, else the faster of
   // MPI and the direct exchange (the direct exchange until both are timed).
   Path lagged_path(bool agreement_open, bool has_plan) const;
