@@ -179,7 +179,9 @@ TEST_CASE("call policy: within 1.5x of each other, MPI and the direct exchange a
 
 TEST_CASE("call policy: a communicator's first COMMFIT_PLAN_AFTER calls are MPI's, with no agreement") {
   // (COMMFIT_RECORD or COMMFIT_PLAN given: patterns watched from the start, after three calls.)
-  for (const auto& [plan_after, watch] : {std::pair{64LL, false}, std::pair{0LL, false}, std::pair{64LL, true}}) {
+  for (const auto& setting : {std::pair{64LL, false}, std::pair{0LL, false}, std::pair{64LL, true}}) {
+    const long long plan_after = setting.first;
+    const bool watch = setting.second;
     CAPTURE(plan_after);
     CAPTURE(watch);
     PolicySettings settings;
