@@ -28,7 +28,7 @@ double sorted_median(const Timings& t) {
 void Timings::add(double seconds) {
   if (calls++ == 0) first = seconds;
   else last[(calls - 2) % 8] = seconds;
-  median = sorted_median(*this);
+  median_ = sorted_median(*this);
 }
 
 Timings::Spread Timings::spread() const {

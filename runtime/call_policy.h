@@ -34,14 +34,16 @@ struct Timings {
   double first = 0, last[8] = {};
   void add(double seconds);
   bool warm() const { return calls > 1; }
-  double per_call() const { return median; }
-  double median = 0;   // per_call(), kept by add() (read several times per agreement)
+  double per_call() const { return median_; }
   // The lower and upper quartiles of the same calls (nearest sample; the first alone until there
   // is another): how far a figure made from per_call() can be trusted.
   struct Spread {
     double low = 0, high = 0;
   };
   Spread spread() const;
+
+ private:
+  double median_ = 0;   // per_call(), kept by add() (read several times per agreement)
 };
 
 // What the agreements measured of one pattern, and what became of its plan.
