@@ -4,13 +4,13 @@
 // No intercepted call waits for a collective of the interposer's own (the lagged path, the
 // default). Each call runs what every rank already agreed on: MPI, or a cached whole and direct
 // plan replayed with the call's own counts (Executor::execute_sized: both ends of every message
-// know its size, so any counts that are MPI's are replayed right). At the end of one call in every
-// few, each rank starts an agreement (runtime/stepped_allreduce.h: recursive doubling over
-// point-to-point messages on a private duplicate of the communicator, one step a call) on a 128-bit
+// know its size, so any counts that are MPI's are replayed right). On one call in every few the
+// ranks agree (runtime/stepped_allreduce.h: recursive doubling over point-to-point messages on a
+// private duplicate of the communicator, started by the next call, one step a call) on a 128-bit
 // signature of that call's whole count matrix (each rank folds a hash of its own byte counts into
 // it), a signature of where the counts are nonzero, and its time in the call; the calls after it
-// carry it on as far as its messages have come, the one log2(p) calls later completes it, long done,
-// and every rank takes the same decisions from it: a signature seen COMMFIT_THRESHOLD times is
+// carry it on as far as its messages have come, the one log2(p) calls after its start completes
+// it, long done, and every rank takes the same decisions from it: a signature seen COMMFIT_THRESHOLD times is
 // planned in-job (runtime/in_job.hpp) and its executor cached on the communicator; the plan
 // replays the next calls (those of other sizes of its sparsity pattern too); a plan measured
 // slower than MPI_Alltoallv on its pattern (the slowest rank's times) is dropped for MPI. A plan
@@ -225,11 +225,13 @@ struct CommState {
   // The choice of each call's path from agreed values (runtime/call_policy.h), with the planning
   // budget's sums and the lagged agreements' spacing.
   CallPolicy policy{{config.threshold, config.plan_after, config.max_plans, config.plan_budget, !config.record.empty() || !config.plan_files.empty()}};
-  // The lagged path: the agreement on one call (started when it ends, one step taken in each
-  // later call, its decisions taken by every rank at the start of the call `steps()` calls later),
-  // what that call ran, and what every rank runs on the next one.
+  // The lagged path: the agreement on one call (started when the next call begins, one step taken
+  // in each call after that, its decisions taken by every rank at the start of the call `steps()`
+  // calls after its start), what that call ran, and what every rank runs on the next one.
   std::unique_ptr<commfit::pmpi::SteppedAllreduce> agreement;
-  bool lag_open = false;                         // an agreement started whose decisions are not taken yet
+  bool lag_open = false;                         // an agreement due whose decisions are not taken yet
+  bool lag_start_due = false;                    // ... not started yet: its words are `lag_words`
+  std::uint64_t lag_words[commfit::pmpi::SteppedAllreduce::kWords] = {};
   // The plan being made for `job_pattern` while the calls go on (the lagged path): the root plans
   // on a thread of its own; every rank installs it at the agreement that says the root is done.
   std::unique_ptr<commfit::runtime::PlanningJob> job;
@@ -831,13 +833,21 @@ void say_budget(CommState* s, bool first, bool for_now) {
                  s->policy.call_seconds(), config.plan_budget, for_now ? " or the direct exchange until the calls pay for it" : "");
 }
 
-// The lagged path, when a call begins: takes the next step of the agreement under way (posted a
-// call earlier, so its messages are there unless a partner is a call behind); on the call
-// `steps()` after the one it agrees on (or at once, `now`: a call that agrees on its own first) it
-// is complete, and every rank takes from it, alike, the decisions of this call: the pattern's count
-// and measured time, step aside, plan, and which plan (or MPI) this call runs.
+// The lagged path, when a call begins: starts the agreement on the call before (its first
+// messages leave now, not as that call ended: a rank done early would send them into a rank still
+// in that call, the one whose time it reports), or takes the next step of the agreement under way
+// (posted a call earlier, so its messages are there unless a partner is a call behind); `steps()`
+// calls after its start (or at once, `now`: a call that agrees on its own first) it is complete,
+// and every rank takes from it, alike, the decisions of this call: the pattern's count and
+// measured time, step aside, plan, and which plan (or MPI) this call runs.
 void settle(MPI_Comm comm, CommState* s, CallClock& clock, bool now = false) {
   if (!s->lag_open) return;
+  if (s->lag_start_due) {
+    s->lag_start_due = false;
+    agree_comm(comm, s);
+    s->agreement->start(s->lag_words);
+    if (!now && s->agreement->active()) return;
+  }
   if (now) s->agreement->finish();
   else if (!s->agreement->step()) return;
   s->lag_open = false;
@@ -1019,8 +1029,9 @@ Executor* direct_exchange(MPI_Comm comm, CommState* s) {
   return s->direct.get();
 }
 
-// One call on the lagged path (after settle): runs what every rank agreed on, then starts this
-// call's agreement. No collective of the interposer's own completes inside the call.
+// One call on the lagged path (after settle): runs what every rank agreed on, then, on a call an
+// agreement is on, keeps this rank's words for it (the next call starts it). No collective of the
+// interposer's own completes inside the call.
 template <class ToMpi>
 int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int* scounts, const int* sdispls, std::int64_t sstride,
                     MPI_Datatype stype, void* recvbuf, const int* rcounts, const int* rdispls, std::int64_t rstride, MPI_Datatype rtype,
@@ -1059,7 +1070,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   const std::uint64_t h = s->view.sizes(), z = s->view.structure();
   const std::uint64_t r1 = 0x5851f42d4c957f2dull * (s->rank + 1), r2 = 0x14057b7ef767814full * (s->rank + 1);
   const bool file_fits = s->file_plan && s->file_fits;
-  std::uint64_t mine[commfit::pmpi::SteppedAllreduce::kWords];
+  std::uint64_t* mine = s->lag_words;
   // Flags (OR): 2 not the plan file's pattern here, 4 this rank's planning budget is spent, 8 this
   // rank is the root of a plan being made and has not finished it. The root waits for its plan
   // once four agreements have found it unfinished: a plan is taken up within five.
@@ -1070,9 +1081,7 @@ int exchange_lagged(MPI_Comm comm, CommState* s, const void* sendbuf, const int*
   std::memcpy(&mine[5], &took, sizeof took);
   s->sampled_ran = ran;
   s->sampled_weight = s->policy.take_window();
-  s->lag_open = true;
-  agree_comm(comm, s);
-  s->agreement->start(mine);
+  s->lag_open = s->lag_start_due = true;   // started by the next call (settle)
   return rc;
 }
 
