@@ -10,7 +10,10 @@
 set(ENV{COMMFIT_PLAN_BUDGET} 1000000)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(iterations 24)
+# Enough calls for the variants' plans, made on the root's thread, to be taken up: an agreement's
+# decisions come log2(p) + 1 calls after the call it is on (p = 6: 5 calls), and a plan is taken
+# up within five agreements of its start.
+set(iterations 32)
 if(MODE STREQUAL "drift")
   set(iterations 40)   # blocks of 16 calls (tests/mpi/pmpi_alltoallv.c)
 endif()
@@ -102,9 +105,10 @@ endfunction()
 preloaded_variant("COMMFIT_MAX_PLANS=1" " ([1-9][0-9]*) plans dropped" "no plan was dropped"
                   COMMFIT_MAX_PLANS=1 COMMFIT_THRESHOLD=2 COMMFIT_CHECK=1)
 # Planning on the root's own thread (the default) while the calls go on: every plan is taken up
-# within five agreements of its start, so patterns are planned and replayed in this short run too.
+# within five agreements of its start, so patterns are planned and replayed in this short run too
+# (each planned at the first agreement that sees it, so that a pattern of a few calls has them).
 preloaded_variant("COMMFIT_PLAN_THREAD=1" " ([1-9][0-9]*) replayed by commfit .* ([1-9][0-9]*) planned" "nothing planned on a thread and replayed"
-                  COMMFIT_THRESHOLD=2 COMMFIT_PLAN_THREAD=1 COMMFIT_PLAN_AFTER=0)
+                  COMMFIT_THRESHOLD=1 COMMFIT_PLAN_THREAD=1 COMMFIT_PLAN_AFTER=0)
 # A plan that cannot be built (the memory strategy with 16 free bytes per rank): the pattern goes
 # to MPI on every rank, the bytes are MPI's, the summary says it failed.
 preloaded_variant("infeasible plan" " ([1-9][0-9]*) failed to plan" "no planning failure reported"
