@@ -352,15 +352,16 @@ void retire(CommState* s) {
     const double w = p.weight, mpi_t = p.mpi.per_call();
     if (p.mpi.calls == 0 || w <= 0) {
       // never timed under MPI: the verdict has nothing to say of it
-    } else if (p.executor && !p.mpi_kept && p.plan.calls > 0) {
+    } else if (p.executor && !p.mpi_kept && p.plan.calls > 0 && !s->passthrough) {
       totals.kept_plan += w, totals.plan_time += w * p.plan.per_call(), totals.plan_mpi_time += w * mpi_t;
-    } else if (p.direct_better()) {   // no plan, or its plan dropped for the direct exchange
+    } else if (p.direct_better() && !s->passthrough) {   // no plan, or its plan dropped for the direct exchange
       totals.kept_direct += w, totals.direct_time += w * p.direct.per_call(), totals.direct_mpi_time += w * mpi_t;
     } else {
-      totals.kept_mpi += w;
-      // Its plan measured slower (not a communicator stepped aside or a plan never judged).
-      if (p.mpi_kept && p.plan.calls > 0) totals.beaten_plan_time += w * p.plan.per_call(), totals.beaten_mpi_time += w * mpi_t;
-      if (p.direct.calls > 1) totals.beaten_direct_time += w * p.direct.per_call(), totals.beaten_direct_mpi_time += w * mpi_t;
+      totals.kept_mpi += w;   // a communicator stepped aside runs MPI, whatever its patterns measured
+      // Its plan measured slower, or the direct exchange, both past their first call (not a
+      // communicator stepped aside or a plan never judged).
+      if (!s->passthrough && p.mpi_kept && p.plan.calls > 0) totals.beaten_plan_time += w * p.plan.per_call(), totals.beaten_mpi_time += w * mpi_t;
+      if (!s->passthrough && p.baseline_known()) totals.beaten_direct_time += w * p.direct.per_call(), totals.beaten_direct_mpi_time += w * mpi_t;
     }
     p.executor.reset();   // frees the executor's duplicate
   }
@@ -1369,24 +1370,43 @@ void print_summary() {
                "plan's replays, less the planning inside calls%s)%s\n",
                1e3 * sum_times[1] / size, range, beside);
   // The verdict, one short line: what the patterns ended with (their plans, the direct exchange or
-  // MPI; the one that has most of the calls) against MPI, measured on the same patterns.
+  // MPI) against MPI, measured on the same patterns: the outcome with most of the calls, and the
+  // next one too when it has at least a quarter of them (a program whose patterns went different
+  // ways), each with its share.
   auto ratio = [](double slower, double faster, const char* what) {
     char text[96];
     std::snprintf(text, sizeof text, "%.2fx %s", slower >= faster ? slower / faster : faster / slower,
                   slower >= faster ? "faster" : "slower");
     return std::string(text) + what;
   };
-  if (max_kept[0] > 0 && max_kept[0] >= max_kept[1] && max_kept[0] >= max_kept[2] && sum_times[3] > 0)
-    std::fprintf(stderr, "commfit-pmpi: replaying%s%s: %s\n", totals.chosen.empty() ? "" : " ", totals.chosen.c_str(),
-                 ratio(sum_times[4], sum_times[3], " than MPI_Alltoallv here (per call, measured)").c_str());
-  else if (max_kept[1] > 0 && max_kept[1] >= max_kept[2] && sum_times[5] > 0)
-    std::fprintf(stderr, "commfit-pmpi: the direct exchange kept (every message posted at once, no plan): %s\n",
-                 ratio(sum_times[6], sum_times[5], " than MPI_Alltoallv here (per call, measured)").c_str());
-  else if (max_kept[2] > 0 && sum_times[7] > 0)
-    std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept: plans %s\n", ratio(sum_times[8], sum_times[7], " here (per call, measured)").c_str());
-  else if (max_kept[2] > 0 && sum_times[9] > 0)
-    std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept: the direct exchange %.2fx slower here, no plan measured (per call, measured)\n",
-                 sum_times[9] / sum_times[10]);
+  std::string said[3];   // each outcome as measured: a plan, the direct exchange, MPI ("" unmeasured)
+  if (sum_times[3] > 0)
+    said[0] = "replaying" + std::string(totals.chosen.empty() ? "" : " ") + totals.chosen + ": " + ratio(sum_times[4], sum_times[3], " than MPI_Alltoallv here");
+  if (sum_times[5] > 0)
+    said[1] = "the direct exchange kept (every message posted at once, no plan): " + ratio(sum_times[6], sum_times[5], " than MPI_Alltoallv here");
+  if (sum_times[7] > 0) {
+    // Summed over patterns the dropped plans (or the direct exchange, below) may come out ahead of
+    // MPI: each was judged on its own pattern, against the fastest of the others there.
+    said[2] = "MPI_Alltoallv kept: plans " + ratio(sum_times[8], sum_times[7], sum_times[7] < sum_times[8] ? " here in sum, each slower where it was judged" : " here");
+  } else if (sum_times[9] > 0) {
+    said[2] = "MPI_Alltoallv kept: the direct exchange " +
+              ratio(sum_times[10], sum_times[9], sum_times[9] < sum_times[10] ? " here in sum, each slower where it was judged" : " here") +
+              ", no plan measured";
+  }
+  int order[3] = {0, 1, 2};   // by calls kept, ties to the order above
+  std::stable_sort(order, order + 3, [&](int a, int b) { return max_kept[a] > max_kept[b]; });
+  const double all_kept = max_kept[0] + max_kept[1] + max_kept[2];
+  auto measured = [&](int o) { return max_kept[o] > 0 && !said[o].empty(); };
+  // The outcome with most calls, or the next measured one when that is a plan or the direct
+  // exchange not measured against MPI; MPI kept with nothing measured is said so.
+  const int* const end = order + 3;
+  const int* first = order[0] == 2 && !measured(2) ? end : std::find_if<const int*>(order, end, measured);
+  const int* second = first == end ? end : std::find_if(first + 1, end, measured);
+  if (first != end && second != end && max_kept[*second] >= 0.25 * all_kept)
+    std::fprintf(stderr, "commfit-pmpi: %s, on %.0f %% of the calls; %s, on %.0f %% (per call, measured)\n", said[*first].c_str(),
+                 100 * max_kept[*first] / all_kept, said[*second].c_str(), 100 * max_kept[*second] / all_kept);
+  else if (first != end)
+    std::fprintf(stderr, "commfit-pmpi: %s (per call, measured)\n", said[*first].c_str());
   else if (max_kept[2] > 0)
     std::fprintf(stderr, "commfit-pmpi: MPI_Alltoallv kept: no plan was measured slower, but the communicators stepped aside or held "
                          "planning before one was judged\n");

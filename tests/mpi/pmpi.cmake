@@ -78,6 +78,14 @@ foreach(run preloaded linked)
   if(run STREQUAL "linked" AND MODE STREQUAL "resize" AND reused LESS 1)
     message(FATAL_ERROR "${run}: new sizes of a planned pattern were not reused:\n${${run}_err}")
   endif()
+  # The verdict line: one of its forms, and never MPI kept for a plan or a direct exchange it
+  # calls faster (but in sum over patterns, each judged slower on its own).
+  if(NOT "${${run}_err}" MATCHES "commfit-pmpi: (replaying|the direct exchange kept|MPI_Alltoallv kept|not measured)")
+    message(FATAL_ERROR "${run}: no verdict line:\n${${run}_err}")
+  endif()
+  if("${${run}_err}" MATCHES "MPI_Alltoallv kept: (plans|the direct exchange) [0-9.]+x faster here[,( ]")
+    message(FATAL_ERROR "${run}: the verdict keeps MPI for something it calls faster:\n${${run}_err}")
+  endif()
 endforeach()
 # A preloaded run under VARS (NAME=VALUE...): its output must be plain MPI's, and its summary must
 # match PATTERN (WHAT names what that shows).
