@@ -10,12 +10,13 @@
 // signature of that call's whole count matrix (each rank folds a hash of its own byte counts into
 // it), a signature of where the counts are nonzero, and its time in the call; the calls after it
 // carry it on as far as its messages have come, the one log2(p) calls after its start completes
-// it, long done, and every rank takes the same decisions from it: a signature seen COMMFIT_THRESHOLD times is
-// planned in-job (runtime/in_job.hpp) and its executor cached on the communicator; the plan
-// replays the next calls (those of other sizes of its sparsity pattern too); a plan measured
-// slower than MPI_Alltoallv on its pattern (the slowest rank's times) is dropped for MPI. A plan
-// that forwards pieces (two-stage, node-aware, parked or split) cannot replay counts other than
-// its own without an agreement: a communicator that gets one agrees on every call from then on,
+// it, long done, and every rank takes the same decisions from it: a signature seen
+// COMMFIT_THRESHOLD times is planned in-job (runtime/in_job.hpp) and its executor cached on the
+// communicator; the plan replays the next calls (those of other sizes of its sparsity pattern
+// too); a plan measured slower than MPI_Alltoallv on its pattern (the slowest rank's times) is
+// dropped for MPI. A plan that forwards pieces (two-stage, node-aware, parked or split) cannot
+// replay counts other than its own without an agreement: a communicator that gets one agrees on
+// every call from then on,
 // as COMMFIT_CHECK=1 makes every communicator do (the checking mode): one small MPI_Allreduce per
 // call decides whether every rank can take commfit's path and which pattern it is; a pattern whose
 // sparsity is a planned one's is adapted from that plan (runtime/adapt.hpp), or re-planned when
